@@ -1,0 +1,80 @@
+/** A background task: one child session working for a parent session. */
+
+export type TaskStatus = "running" | "completed" | "error" | "cancelled" | "resumed";
+
+export const SETTLED_STATUSES: readonly TaskStatus[] = ["completed", "error", "cancelled"];
+
+export type ModelRef = { providerID: string; modelID: string };
+
+export type TaskProgress = {
+  /** Distinct tool calls the child has made (each call id counted once). */
+  toolCalls: number;
+  /** Names of the most recent tools, oldest first (at most 5). */
+  lastTools: string[];
+  /** Epoch ms of the last event seen from the child session. */
+  lastActivityAt: number;
+};
+
+export type Task = {
+  /** The child session id; also the task id. */
+  id: string;
+  parentSessionID: string;
+  /** The parent message that launched it: tasks of one message form a batch. */
+  batchId: string;
+  description: string;
+  prompt: string;
+  agent: string;
+  model: ModelRef;
+  /** The parent's own agent and model, used when notifying it. */
+  parentAgent: string;
+  parentModel?: ModelRef;
+  status: TaskStatus;
+  isForked: boolean;
+  resumeCount: number;
+  result?: string;
+  error?: string;
+  progress: TaskProgress;
+  createdAt: number;
+  /** Epoch ms of the latest prompt sent to the child (launch or resume). */
+  promptedAt: number;
+  settledAt?: number;
+  retrievedAt?: number;
+  clearedAt?: number;
+};
+
+const ALLOWED: Record<TaskStatus, readonly TaskStatus[]> = {
+  running: ["completed", "error", "cancelled"],
+  resumed: ["completed", "error", "cancelled"],
+  completed: ["resumed"],
+  error: [],
+  cancelled: [],
+};
+
+export function isSettled(status: TaskStatus): boolean {
+  return SETTLED_STATUSES.includes(status);
+}
+
+export class IllegalTransitionError extends Error {
+  constructor(readonly from: TaskStatus, readonly to: TaskStatus) {
+    super(`A task cannot go from ${from} to ${to}`);
+  }
+}
+
+/**
+ * The only way a task's status changes. Returns false (and changes nothing) when the task is
+ * already in `to`, so settling twice is harmless; throws on any other illegal move.
+ */
+export function transition(task: Task, to: TaskStatus, now: number): boolean {
+  if (task.status === to) return false;
+  if (!ALLOWED[task.status].includes(to)) throw new IllegalTransitionError(task.status, to);
+  task.status = to;
+  if (isSettled(to)) task.settledAt = now;
+  if (to === "resumed") {
+    task.resumeCount += 1;
+    task.settledAt = undefined;
+    task.retrievedAt = undefined;
+    task.result = undefined;
+    task.error = undefined;
+  }
+  return true;
+}
