@@ -1,0 +1,58 @@
+import type { Task } from "./task.ts";
+import type { PendingNotification, TaskEvent, TaskFilter, TaskStore } from "./task-store.ts";
+
+const copy = <T>(value: T): T => structuredClone(value);
+
+/** The TaskStore for unit tests, and the fallback when no database is configured. */
+export class MemoryTaskStore implements TaskStore {
+  private tasks = new Map<string, Task>();
+  private log: TaskEvent[] = [];
+  private outbox = new Map<string, PendingNotification>();
+
+  save(task: Task): void {
+    this.tasks.set(task.id, copy(task));
+  }
+
+  get(id: string): Task | undefined {
+    const task = this.tasks.get(id);
+    return task && copy(task);
+  }
+
+  list(filter: TaskFilter = {}): Task[] {
+    return [...this.tasks.values()]
+      .filter((t) => !filter.parentSessionID || t.parentSessionID === filter.parentSessionID)
+      .filter((t) => !filter.statuses || filter.statuses.includes(t.status))
+      .filter((t) => filter.includeCleared || t.clearedAt === undefined)
+      .sort((a, b) => a.createdAt - b.createdAt)
+      .map(copy);
+  }
+
+  remove(id: string): void {
+    this.tasks.delete(id);
+  }
+
+  appendEvent(event: TaskEvent): void {
+    this.log.push(copy(event));
+  }
+
+  events(taskId: string): TaskEvent[] {
+    return this.log.filter((e) => e.taskId === taskId).map(copy);
+  }
+
+  enqueueNotification(notification: PendingNotification): void {
+    this.outbox.set(notification.id, copy(notification));
+  }
+
+  pendingNotifications(parentSessionID?: string): PendingNotification[] {
+    return [...this.outbox.values()]
+      .filter((n) => !parentSessionID || n.parentSessionID === parentSessionID)
+      .sort((a, b) => a.createdAt - b.createdAt)
+      .map(copy);
+  }
+
+  markDelivered(notificationId: string): void {
+    this.outbox.delete(notificationId);
+  }
+
+  close(): void {}
+}

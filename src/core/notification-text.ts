@@ -1,0 +1,20 @@
+import type { Task } from "./task.ts";
+import { formatDuration } from "./format-duration.ts";
+
+/** The message put in the parent session when a task settles. */
+export function notificationText(task: Task, shownId: string, resultCap: number): string {
+  const duration = formatDuration((task.settledAt ?? task.createdAt) - task.createdAt);
+  const header = `Background task ${shownId} "${task.description}" ${task.status} after ${duration}` +
+    (task.resumeCount > 0 ? ` (resumed ${task.resumeCount}x)` : "") + ".";
+  const lines = [`<background-task-notification task_id="${task.id}" status="${task.status}">`, header];
+  if (task.status === "completed") lines.push("Result:", capped(task.result ?? "", resultCap, task.id));
+  if (task.status === "error") lines.push(`Error: ${task.error ?? "unknown error"}`);
+  if (task.status === "cancelled") lines.push(task.error ? `Reason: ${task.error}` : "It was cancelled.");
+  lines.push("</background-task-notification>");
+  return lines.join("\n");
+}
+
+function capped(text: string, cap: number, taskId: string): string {
+  if (text.length <= cap) return text;
+  return `${text.slice(0, cap)}\n[... ${text.length - cap} more characters: call background_output with task_id "${taskId}" for the full result]`;
+}

@@ -1,0 +1,109 @@
+import type { Clock } from "./clock.ts";
+import type { Task } from "./task.ts";
+import type { TaskStore } from "./task-store.ts";
+import type { Host, SessionActivity } from "../host/host.ts";
+import { notificationText } from "./notification-text.ts";
+
+type NotifierDeps = {
+  host: Host;
+  store: TaskStore;
+  clock: Clock;
+  resultCap: number;
+  shownId: (task: Task) => string;
+  onError: (message: string, error: unknown) => void;
+};
+
+/**
+ * Tells parent sessions about settled tasks, exactly once each. Notifications wait in the
+ * store's outbox while the parent is busy (we never join or interrupt its run) and go out as one
+ * message when it is idle. Only a notification marked `wake` starts a parent turn.
+ */
+export class ParentNotifier {
+  private activity = new Map<string, SessionActivity>();
+  private delivering = new Set<string>();
+
+  constructor(private deps: NotifierDeps) {}
+
+  setActivity(sessionID: string, activity: SessionActivity): void {
+    this.activity.set(sessionID, activity);
+  }
+
+  forget(sessionID: string): void {
+    this.activity.delete(sessionID);
+  }
+
+  enqueue(task: Task, wake: boolean): void {
+    const { store, clock, resultCap, shownId } = this.deps;
+    store.enqueueNotification({
+      id: `${task.id}:${task.resumeCount}`,
+      parentSessionID: task.parentSessionID,
+      taskId: task.id,
+      text: notificationText(task, shownId(task), resultCap),
+      wake,
+      createdAt: clock.now(),
+    });
+    void this.deliver(task.parentSessionID);
+  }
+
+  /** Parents with notifications still waiting in the outbox. */
+  waitingParents(): string[] {
+    return [...new Set(this.deps.store.pendingNotifications().map((n) => n.parentSessionID))];
+  }
+
+  async deliver(parentID: string): Promise<void> {
+    if (this.delivering.has(parentID)) return;
+    this.delivering.add(parentID);
+    try {
+      if ((await this.parentActivity(parentID)) !== "idle") return;
+      await this.sendPending(parentID);
+    } catch (error) {
+      this.deps.onError(`Could not notify parent session ${parentID}; will retry`, error);
+    } finally {
+      this.delivering.delete(parentID);
+    }
+  }
+
+  private async parentActivity(parentID: string): Promise<SessionActivity> {
+    const known = this.activity.get(parentID);
+    if (known) return known;
+    const statuses = await this.deps.host.statuses();
+    const activity = statuses[parentID] ?? "idle";
+    this.activity.set(parentID, activity);
+    return activity;
+  }
+
+  private async sendPending(parentID: string): Promise<void> {
+    const { host, store, clock } = this.deps;
+    const pending = store.pendingNotifications(parentID);
+    if (pending.length === 0) return;
+    const tasks = pending.map((n) => store.get(n.taskId)).filter((t): t is Task => t !== undefined);
+    const wake = pending.some((n) => n.wake && !alreadyRead(store.get(n.taskId)));
+    const latest = tasks.at(-1);
+    await host.prompt({
+      sessionID: parentID,
+      text: pending.map((n) => n.text).join("\n\n"),
+      agent: latest?.parentAgent ?? "build",
+      model: latest?.parentModel,
+      noReply: !wake,
+    });
+    if (wake) this.activity.set(parentID, "busy");
+    for (const n of pending) {
+      store.markDelivered(n.id, clock.now());
+      store.appendEvent({ taskId: n.taskId, at: clock.now(), kind: "notified", detail: wake ? "woke parent" : "no turn" });
+    }
+    for (const task of tasks) void this.toast(task);
+  }
+
+  private async toast(task: Task): Promise<void> {
+    const variant = task.status === "completed" ? "success" : task.status === "error" ? "error" : "info";
+    try {
+      await this.deps.host.toast({ title: "Background task", message: `${task.description}: ${task.status}`, variant });
+    } catch (error) {
+      this.deps.onError("Could not show a toast", error);
+    }
+  }
+}
+
+function alreadyRead(task: Task | undefined): boolean {
+  return task?.retrievedAt !== undefined && task.settledAt !== undefined && task.retrievedAt >= task.settledAt;
+}

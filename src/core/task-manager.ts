@@ -1,0 +1,306 @@
+import type { Clock } from "./clock.ts";
+import type { Host, HostEvent } from "../host/host.ts";
+import type { TaskStore } from "./task-store.ts";
+import { isSettled, transition, type ModelRef, type Task, type TaskStatus } from "./task.ts";
+import { TaskError, errorMessage } from "./errors.ts";
+import { judgeCompletion } from "./completion-check.ts";
+import { ProgressTracker } from "./progress-tracker.ts";
+import { SettleWaiters, type WaitOutcome } from "./settle-waiters.ts";
+import { ParentNotifier } from "./parent-notifier.ts";
+import { Poller } from "./poller.ts";
+import { lookupTasks, shortestUniquePrefix } from "./task-ids.ts";
+
+export type ManagerConfig = { pollIntervalMs: number; resultCapChars: number; idleEvents: boolean };
+
+export type LaunchInput = {
+  parentSessionID: string;
+  parentMessageID: string;
+  parentAgent: string;
+  parentModel?: ModelRef;
+  description: string;
+  prompt: string;
+  agent: string;
+};
+
+/** Prepares a forked child session; given to the manager so the core stays free of fork details. */
+export type ForkPreparer = (input: LaunchInput & { title: string }) => Promise<{ sessionID: string; promptText: string }>;
+
+const ACTIVE: TaskStatus[] = ["running", "resumed"];
+const RECENT_MESSAGES = 6;
+
+/** Owns the task lifecycle: launch, resume, cancel, completion, progress and parent notification. */
+export class TaskManager {
+  readonly progress = new ProgressTracker();
+  readonly waiters: SettleWaiters;
+  readonly notifier: ParentNotifier;
+  readonly poller: Poller;
+  private checking = new Set<string>();
+
+  constructor(
+    private host: Host,
+    private store: TaskStore,
+    private clock: Clock,
+    private config: ManagerConfig,
+    private forkPreparer?: ForkPreparer,
+  ) {
+    this.waiters = new SettleWaiters(clock);
+    this.notifier = new ParentNotifier({
+      host, store, clock,
+      resultCap: config.resultCapChars,
+      shownId: (task) => this.shownId(task),
+      onError: (message, error) => this.logError(message, error),
+    });
+    this.poller = new Poller(clock, config.pollIntervalMs, () => this.poll(), () => this.hasWork());
+    for (const task of this.activeTasks()) this.progress.track(task.id, task.progress);
+    this.poller.ensureRunning();
+  }
+
+  async launch(input: LaunchInput & { fork?: boolean }): Promise<Task> {
+    const model = await this.childModel(input.agent, input.parentModel);
+    const title = `${input.description} (@${input.agent} background)`;
+    const { sessionID, promptText } = input.fork
+      ? await this.requireForkPreparer()({ ...input, title })
+      : { sessionID: (await this.host.createSession({ parentID: input.parentSessionID, title })).id, promptText: input.prompt };
+    const now = this.clock.now();
+    const task: Task = {
+      id: sessionID, parentSessionID: input.parentSessionID, batchId: input.parentMessageID,
+      description: input.description, prompt: input.prompt, agent: input.agent, model,
+      parentAgent: input.parentAgent, parentModel: input.parentModel, status: "running",
+      isForked: Boolean(input.fork), resumeCount: 0,
+      progress: { toolCalls: 0, lastTools: [], lastActivityAt: now }, createdAt: now, promptedAt: now,
+    };
+    this.store.save(task);
+    this.store.appendEvent({ taskId: task.id, at: now, kind: "launched", detail: input.fork ? "forked" : undefined });
+    this.progress.track(task.id, task.progress);
+    this.notifier.setActivity(input.parentSessionID, "busy");
+    await this.sendPrompt(task, promptText);
+    this.poller.ensureRunning();
+    return this.store.get(task.id)!;
+  }
+
+  async resume(taskId: string, prompt: string, parentAgent: string, parentModel?: ModelRef): Promise<Task> {
+    const task = this.requireOne(taskId);
+    if (task.status === "resumed") throw new TaskError(`Task ${this.shownId(task)} is already being resumed. Wait for it with background_output, then resume again.`);
+    if (task.status !== "completed") throw new TaskError(`Task ${this.shownId(task)} is ${task.status}; only a completed task can be resumed. Start a new background_task instead.`);
+    if (!(await this.host.sessionExists(task.id))) {
+      throw new TaskError(`Task ${this.shownId(task)}'s session no longer exists, so it cannot be resumed. Start a new background_task with the context it needs.`);
+    }
+    const now = this.clock.now();
+    transition(task, "resumed", now);
+    Object.assign(task, { promptedAt: now, parentAgent, parentModel: parentModel ?? task.parentModel });
+    task.progress.lastActivityAt = now;
+    this.store.save(task);
+    this.store.appendEvent({ taskId: task.id, at: now, kind: "resumed", detail: `resume #${task.resumeCount}` });
+    this.progress.track(task.id, task.progress);
+    this.notifier.setActivity(task.parentSessionID, "busy");
+    await this.sendPrompt(task, prompt);
+    this.poller.ensureRunning();
+    return this.store.get(task.id)!;
+  }
+
+  async cancel(task: Task, reason?: string): Promise<boolean> {
+    if (!this.settle(task.id, "cancelled", { error: reason })) return false;
+    try {
+      await this.host.abort(task.id);
+    } catch (error) {
+      this.logError(`Could not abort child session ${task.id}`, error);
+    }
+    return true;
+  }
+
+  /** Waits until every task settles, the timeout passes or the signal aborts. */
+  async waitFor(tasks: Task[], timeoutMs: number, signal?: AbortSignal): Promise<WaitOutcome> {
+    const deadline = this.clock.now() + timeoutMs;
+    for (const task of tasks) {
+      const remaining = Math.max(0, deadline - this.clock.now());
+      const outcome = await this.waiters.wait(task.id, () => this.isSettledNow(task.id), remaining, signal);
+      if (outcome.timedOut || outcome.aborted) return outcome;
+    }
+    return { timedOut: false, aborted: false };
+  }
+
+  markRetrieved(task: Task): void {
+    if (!isSettled(task.status) || task.retrievedAt !== undefined) return;
+    const stored = this.store.get(task.id);
+    if (!stored) return;
+    stored.retrievedAt = this.clock.now();
+    this.store.save(stored);
+    this.store.appendEvent({ taskId: task.id, at: stored.retrievedAt, kind: "retrieved" });
+  }
+
+  /** Hides the parent's settled tasks from its list; returns how many were hidden and how many still run. */
+  clear(parentSessionID: string): { cleared: number; running: Task[] } {
+    const tasks = this.store.list({ parentSessionID });
+    const now = this.clock.now();
+    const settled = tasks.filter((t) => isSettled(t.status));
+    for (const task of settled) {
+      task.clearedAt = now;
+      this.store.save(task);
+      this.store.appendEvent({ taskId: task.id, at: now, kind: "cleared" });
+    }
+    return { cleared: settled.length, running: tasks.filter((t) => !isSettled(t.status)) };
+  }
+
+  lookup(id: string) {
+    return lookupTasks(id, this.store.list({ includeCleared: true }));
+  }
+
+  listForParent(parentSessionID: string, status?: TaskStatus): Task[] {
+    return this.store.list({ parentSessionID, statuses: status ? [status] : undefined })
+      .map((task) => ({ ...task, progress: this.progress.get(task.id) ?? task.progress }));
+  }
+
+  withLiveProgress(task: Task): Task {
+    return { ...task, progress: this.progress.get(task.id) ?? task.progress };
+  }
+
+  shownId(task: Task): string {
+    return shortestUniquePrefix(task.id, this.store.list({ includeCleared: true }).map((t) => t.id));
+  }
+
+  handleEvent(event: HostEvent): void {
+    const { sessionID } = event;
+    if (event.type === "status") this.notifier.setActivity(sessionID, event.status);
+    if (event.type === "idle") this.notifier.setActivity(sessionID, "idle");
+    if (event.type === "idle" || (event.type === "status" && event.status === "idle")) void this.notifier.deliver(sessionID);
+    if (event.type === "deleted") this.onSessionDeleted(sessionID);
+    if (!this.progress.isTracked(sessionID)) return;
+    const now = this.clock.now();
+    if (event.type === "tool") {
+      if (this.progress.recordTool(sessionID, event.callID, event.tool, now)) this.saveProgress(sessionID);
+    } else this.progress.recordActivity(sessionID, now);
+    if (event.type === "idle" && this.config.idleEvents) void this.checkCompletion(sessionID);
+    if (event.type === "error") this.onChildError(sessionID, event.name, event.message);
+  }
+
+  /** One status call for every tracked session: settles tasks whose idle was missed, delivers held notifications. */
+  async poll(): Promise<void> {
+    try {
+      const statuses = await this.host.statuses();
+      for (const parent of this.notifier.waitingParents()) {
+        this.notifier.setActivity(parent, statuses[parent] ?? "idle");
+        if (!statuses[parent]) await this.notifier.deliver(parent);
+      }
+      const idle = this.activeTasks().filter((t) => !statuses[t.id]);
+      await Promise.all(idle.map((t) => this.checkCompletion(t.id)));
+    } catch (error) {
+      this.logError("Background task poll failed", error);
+    }
+  }
+
+  /** Timers and listeners still held; zero when nothing is running or waiting. */
+  debugCounts() {
+    return { pollTimer: this.poller.isRunning() ? 1 : 0, waiters: this.waiters.size(), trackedTasks: this.progress.size() };
+  }
+
+  dispose(): void {
+    this.poller.stop();
+  }
+
+  async checkCompletion(taskId: string): Promise<void> {
+    if (this.checking.has(taskId)) return;
+    this.checking.add(taskId);
+    try {
+      const task = this.store.get(taskId);
+      if (!task || isSettled(task.status)) return;
+      const verdict = judgeCompletion(task, await this.host.recentMessages(taskId, RECENT_MESSAGES));
+      if (verdict.kind === "completed") this.settle(taskId, "completed", { result: verdict.result });
+      if (verdict.kind === "error") this.settle(taskId, "error", { error: verdict.error });
+    } catch (error) {
+      this.logError(`Could not check task ${taskId}`, error);
+    } finally {
+      this.checking.delete(taskId);
+    }
+  }
+
+  /** Commits the settle, then tells the parent. Returns false when the task was already settled. */
+  private settle(taskId: string, to: TaskStatus, fields: { result?: string; error?: string }): boolean {
+    const task = this.store.get(taskId);
+    if (!task || isSettled(task.status)) return false;
+    const now = this.clock.now();
+    transition(task, to, now);
+    Object.assign(task, fields, { progress: this.progress.get(taskId) ?? task.progress });
+    this.store.save(task);
+    this.store.appendEvent({ taskId, at: now, kind: `status:${to}`, detail: fields.error });
+    this.progress.release(taskId);
+    this.waiters.notifySettled(taskId);
+    const siblingsActive = this.activeTasks().some((t) => t.parentSessionID === task.parentSessionID);
+    this.notifier.enqueue(task, to === "error" || (to === "completed" && !siblingsActive));
+    return true;
+  }
+
+  private onChildError(taskId: string, name: string, message: string): void {
+    if (name === "MessageAbortedError") this.settle(taskId, "cancelled", { error: "The child session was aborted." });
+    else this.settle(taskId, "error", { error: message || name });
+  }
+
+  private onSessionDeleted(sessionID: string): void {
+    if (this.progress.isTracked(sessionID)) this.settle(sessionID, "error", { error: "The child session was deleted." });
+    const children = this.store.list({ parentSessionID: sessionID, includeCleared: true });
+    if (children.length === 0) return;
+    const now = this.clock.now();
+    for (const child of children) {
+      if (!isSettled(child.status)) void this.cancel(child, "The parent session was deleted.");
+    }
+    for (const notification of this.store.pendingNotifications(sessionID)) this.store.markDelivered(notification.id, now);
+    for (const child of children) this.store.remove(child.id);
+    this.notifier.forget(sessionID);
+  }
+
+  private async sendPrompt(task: Task, text: string): Promise<void> {
+    try {
+      await this.host.prompt({ sessionID: task.id, text, agent: task.agent, model: task.model });
+    } catch (error) {
+      this.settle(task.id, "error", { error: `Could not send the prompt: ${errorMessage(error)}` });
+      throw new TaskError(`The child session did not accept the prompt: ${errorMessage(error)}`);
+    }
+  }
+
+  private async childModel(agentName: string, parentModel?: ModelRef): Promise<ModelRef> {
+    const agents = await this.host.agents();
+    const agent = agents.find((a) => a.name === agentName);
+    if (!agent) {
+      throw new TaskError(`Unknown agent "${agentName}". Available agents: ${agents.map((a) => a.name).join(", ")}.`);
+    }
+    const model = agent.model ?? parentModel;
+    if (!model) throw new TaskError(`Agent "${agentName}" has no model of its own and the parent's model is unknown. Pick an agent with a model.`);
+    return model;
+  }
+
+  private requireForkPreparer(): ForkPreparer {
+    if (!this.forkPreparer) throw new TaskError("fork is not available in this build.");
+    return this.forkPreparer;
+  }
+
+  private requireOne(taskId: string): Task {
+    const found = this.lookup(taskId);
+    if (found.kind !== "tasks") throw new TaskError(found.message);
+    if (found.batchId) throw new TaskError(`"${taskId}" names a batch; resume takes one task id.`);
+    return found.tasks[0];
+  }
+
+  private isSettledNow(taskId: string): boolean {
+    const task = this.store.get(taskId);
+    return !task || isSettled(task.status);
+  }
+
+  private activeTasks(): Task[] {
+    return this.store.list({ statuses: ACTIVE, includeCleared: true });
+  }
+
+  private hasWork(): boolean {
+    return this.activeTasks().length > 0 || this.notifier.waitingParents().length > 0;
+  }
+
+  private saveProgress(taskId: string): void {
+    const task = this.store.get(taskId);
+    const progress = this.progress.get(taskId);
+    if (!task || !progress || isSettled(task.status)) return;
+    task.progress = progress;
+    this.store.save(task);
+  }
+
+  private logError(message: string, error: unknown): void {
+    void this.host.log("error", message, { error: errorMessage(error) }).catch(() => undefined);
+  }
+}

@@ -1,0 +1,60 @@
+import type { ModelRef } from "../core/task.ts";
+
+/** A message as the core needs it: who said it, when, whether it finished, and its text. */
+export type HostMessage = {
+  id: string;
+  role: "user" | "assistant";
+  createdAt: number;
+  completedAt?: number;
+  /** True for an assistant message that ended in a tool call (the run goes on). */
+  toolCallsPending: boolean;
+  /** The provider's error message, when the assistant message failed. */
+  error?: string;
+  /** The message's text parts joined (no tool output, no reasoning). */
+  text: string;
+};
+
+export type HostAgent = { name: string; mode: string; model?: ModelRef };
+
+export type SessionActivity = "busy" | "retry" | "idle";
+
+/** What the core hears from the host, already normalised from the host's event shapes. */
+export type HostEvent =
+  | { type: "idle"; sessionID: string }
+  | { type: "status"; sessionID: string; status: SessionActivity }
+  | { type: "error"; sessionID: string; name: string; message: string }
+  | { type: "deleted"; sessionID: string }
+  | { type: "tool"; sessionID: string; callID: string; tool: string }
+  | { type: "activity"; sessionID: string };
+
+export type PromptInput = {
+  sessionID: string;
+  text: string;
+  agent: string;
+  model?: ModelRef;
+  /** Store the message without starting a turn. */
+  noReply?: boolean;
+};
+
+/**
+ * The one seam between the plugin and OpenCode. The core only talks to the host through this.
+ *
+ * Contract:
+ * - Every method rejects with an Error whose message is fit to show a user when the host refuses.
+ * - `prompt` returns as soon as the host has accepted the message; it never waits for the turn.
+ * - `statuses` answers for all sessions in one call; a session missing from it is idle.
+ * - `recentMessages` returns at most `limit` of the newest messages, oldest first.
+ * - `sessionExists` is false only when the host says the session is gone, never on other errors.
+ */
+export interface Host {
+  createSession(input: { parentID?: string; title: string }): Promise<{ id: string }>;
+  forkSession(input: { sessionID: string; messageID?: string; title: string }): Promise<{ id: string }>;
+  sessionExists(sessionID: string): Promise<boolean>;
+  prompt(input: PromptInput): Promise<void>;
+  abort(sessionID: string): Promise<void>;
+  statuses(): Promise<Record<string, SessionActivity>>;
+  recentMessages(sessionID: string, limit: number): Promise<HostMessage[]>;
+  agents(): Promise<HostAgent[]>;
+  toast(input: { title: string; message: string; variant: "info" | "success" | "warning" | "error" }): Promise<void>;
+  log(level: "debug" | "info" | "warn" | "error", message: string, extra?: Record<string, unknown>): Promise<void>;
+}

@@ -1,0 +1,50 @@
+import type { HostEvent, SessionActivity } from "./host.ts";
+
+type RawEvent = { type?: string; properties?: Record<string, any> };
+
+/**
+ * Turns a host event into the core's HostEvent, or undefined for events the core ignores.
+ * The hook is typed with the v1 shapes, but the host sends the v2 ones; this reads both.
+ */
+export function normalizeEvent(raw: unknown): HostEvent | undefined {
+  const { type, properties: p = {} } = (raw ?? {}) as RawEvent;
+  switch (type) {
+    case "session.idle":
+      return p.sessionID ? { type: "idle", sessionID: p.sessionID } : undefined;
+    case "session.status":
+      return p.sessionID ? { type: "status", sessionID: p.sessionID, status: activity(p.status?.type) } : undefined;
+    case "session.error":
+      return p.sessionID ? sessionError(p.sessionID, p.error) : undefined;
+    case "session.deleted": {
+      const sessionID = p.sessionID ?? p.info?.id;
+      return sessionID ? { type: "deleted", sessionID } : undefined;
+    }
+    case "message.part.updated":
+      return partEvent(p.part);
+    case "message.part.delta":
+    case "message.updated": {
+      const sessionID = p.sessionID ?? p.info?.sessionID ?? p.part?.sessionID;
+      return sessionID ? { type: "activity", sessionID } : undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+function activity(type: unknown): SessionActivity {
+  return type === "busy" || type === "retry" ? type : "idle";
+}
+
+function sessionError(sessionID: string, error: any): HostEvent {
+  const name = typeof error?.name === "string" ? error.name : "UnknownError";
+  const message = typeof error?.data?.message === "string" ? error.data.message : name;
+  return { type: "error", sessionID, name, message };
+}
+
+function partEvent(part: any): HostEvent | undefined {
+  if (!part?.sessionID) return undefined;
+  if (part.type === "tool" && typeof part.callID === "string") {
+    return { type: "tool", sessionID: part.sessionID, callID: part.callID, tool: String(part.tool) };
+  }
+  return { type: "activity", sessionID: part.sessionID };
+}

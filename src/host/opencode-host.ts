@@ -1,0 +1,107 @@
+import type { createOpencodeClient } from "@opencode-ai/sdk";
+import type { Host, HostAgent, HostMessage, PromptInput, SessionActivity } from "./host.ts";
+
+type Client = ReturnType<typeof createOpencodeClient>;
+type Result<T> = { data?: T; error?: unknown; response?: Response };
+
+const SERVICE = "opencode-background-tasks";
+
+/** The Host on OpenCode's v1 SDK client (`{ path, query, body }` calls returning `{ data, error }`). */
+export function createOpencodeHost(client: Client): Host {
+  return {
+    async createSession({ parentID, title }) {
+      const session = unwrap(await client.session.create({ body: { parentID, title } }), "create a child session");
+      return { id: session.id };
+    },
+    async forkSession({ sessionID, messageID, title }) {
+      const forked = unwrap(await client.session.fork({ path: { id: sessionID }, body: { messageID } }), "fork the session");
+      unwrap(await client.session.update({ path: { id: forked.id }, body: { title } }), "title the forked session");
+      return { id: forked.id };
+    },
+    async sessionExists(sessionID) {
+      const result = (await client.session.get({ path: { id: sessionID } })) as Result<unknown>;
+      if (result.response?.status === 404) return false;
+      unwrap(result, "look up a session");
+      return true;
+    },
+    async prompt(input: PromptInput) {
+      const body = {
+        parts: [{ type: "text" as const, text: input.text }],
+        agent: input.agent,
+        model: input.model,
+        noReply: input.noReply,
+      };
+      check(await client.session.promptAsync({ path: { id: input.sessionID }, body }), "send a prompt");
+    },
+    async abort(sessionID) {
+      check(await client.session.abort({ path: { id: sessionID } }), "abort a session");
+    },
+    async statuses() {
+      const all = unwrap(await client.session.status(), "read session statuses") as Record<string, { type: string }>;
+      const out: Record<string, SessionActivity> = {};
+      for (const [id, status] of Object.entries(all ?? {})) {
+        if (status?.type === "busy" || status?.type === "retry") out[id] = status.type;
+      }
+      return out;
+    },
+    async recentMessages(sessionID, limit) {
+      const messages = unwrap(await client.session.messages({ path: { id: sessionID }, query: { limit } }), "read messages");
+      return (messages as RawMessage[]).map(toHostMessage);
+    },
+    async agents() {
+      const agents = unwrap(await client.app.agents(), "list agents") as Array<{ name: string; mode: string; model?: { providerID: string; modelID: string } }>;
+      return agents.map((a): HostAgent => ({ name: a.name, mode: a.mode, model: a.model }));
+    },
+    async toast({ title, message, variant }) {
+      await client.tui.showToast({ body: { title, message, variant, duration: 5000 } });
+    },
+    async log(level, message, extra) {
+      await client.app.log({ body: { service: SERVICE, level, message, extra } });
+    },
+  };
+}
+
+type RawMessage = {
+  info: {
+    id: string;
+    role: "user" | "assistant";
+    time: { created: number; completed?: number };
+    finish?: string;
+    error?: { name?: string; data?: { message?: string } };
+  };
+  parts: Array<{ type: string; text?: string; synthetic?: boolean; ignored?: boolean }>;
+};
+
+function toHostMessage({ info, parts }: RawMessage): HostMessage {
+  return {
+    id: info.id,
+    role: info.role,
+    createdAt: info.time.created,
+    completedAt: info.time.completed,
+    toolCallsPending: info.finish === "tool-calls",
+    error: info.error ? info.error.data?.message || info.error.name || "unknown error" : undefined,
+    text: parts.filter((p) => p.type === "text" && !p.ignored).map((p) => p.text ?? "").join("\n"),
+  };
+}
+
+/** For calls that answer with no body (204). */
+function check(result: Result<unknown>, what: string): void {
+  if (result.error !== undefined || (result.response && !result.response.ok)) unwrap({ ...result, data: undefined }, what);
+}
+
+function unwrap<T>(result: Result<T>, what: string): T {
+  if (result.error !== undefined || result.data === undefined) {
+    const status = result.response?.status;
+    throw new Error(`OpenCode refused to ${what}${status ? ` (HTTP ${status})` : ""}: ${describe(result.error)}`);
+  }
+  return result.data;
+}
+
+function describe(error: unknown): string {
+  if (error === undefined) return "no data returned";
+  if (typeof error === "object" && error !== null) {
+    const e = error as { data?: { message?: string }; message?: string; name?: string };
+    return e.data?.message ?? e.message ?? e.name ?? JSON.stringify(error);
+  }
+  return String(error);
+}

@@ -1,0 +1,40 @@
+import type { Hooks, PluginInput } from "@opencode-ai/plugin";
+import { parseOptions, type Options } from "./options.ts";
+import { systemClock } from "./core/clock.ts";
+import { errorMessage } from "./core/errors.ts";
+import { MemoryTaskStore } from "./core/memory-task-store.ts";
+import { TaskManager } from "./core/task-manager.ts";
+import { createOpencodeHost } from "./host/opencode-host.ts";
+import { normalizeEvent } from "./host/normalize-event.ts";
+import type { Host } from "./host/host.ts";
+import { buildTools } from "./tools/build-tools.ts";
+
+/** The plugin: wires the host adapter, the store and the task core, and registers the tools. */
+export async function backgroundTasksPlugin(input: PluginInput, rawOptions?: unknown): Promise<Hooks> {
+  const host = createOpencodeHost(input.client);
+  const onCrash = (message: string, error: unknown) => logError(host, message, error);
+  let options: Options;
+  try {
+    options = parseOptions(rawOptions);
+  } catch (error) {
+    onCrash("Invalid plugin options", error);
+    return { tool: buildTools({ unavailable: errorMessage(error) }) };
+  }
+  const manager = new TaskManager(host, new MemoryTaskStore(), systemClock, options);
+  return {
+    tool: buildTools({ manager, clock: systemClock, options, onCrash }),
+    event: async ({ event }) => {
+      try {
+        const normalized = normalizeEvent(event);
+        if (normalized) manager.handleEvent(normalized);
+      } catch (error) {
+        onCrash("Event handling failed", error);
+      }
+    },
+  };
+}
+
+function logError(host: Host, message: string, error: unknown): void {
+  // If logging itself fails there is nowhere left to report it; the host must not see a throw.
+  host.log("error", message, { error: errorMessage(error) }).catch(() => undefined);
+}

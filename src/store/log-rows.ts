@@ -1,0 +1,21 @@
+import type { PendingNotification, TaskEvent } from "../core/task-store.ts";
+import type { SqlRow } from "./sqlite-driver.ts";
+
+/** Row mapping for the event log and the notification outbox. */
+
+export function rowToEvent(row: SqlRow): TaskEvent {
+  const event: TaskEvent = { taskId: row.task_id as string, at: row.at as number, kind: row.kind as string };
+  if (row.detail !== null) event.detail = row.detail as string;
+  return event;
+}
+
+export function rowToNotification(row: SqlRow): PendingNotification {
+  return {
+    id: row.id as string,
+    parentSessionID: row.parent_session_id as string,
+    taskId: row.task_id as string,
+    text: row.text as string,
+    wake: row.wake === 1,
+    createdAt: row.created_at as number,
+  };
+}

@@ -1,0 +1,26 @@
+import type { TaskManager } from "../core/task-manager.ts";
+import { isSettled } from "../core/task.ts";
+import { TaskError } from "../core/errors.ts";
+import { defineTool } from "./tool-kit.ts";
+
+type Deps = { manager: TaskManager; onCrash: (message: string, error: unknown) => void };
+
+export function backgroundCancelTool({ manager, onCrash }: Deps) {
+  return defineTool({
+    name: "background_cancel",
+    description: "Stop a running background task (or every running task of a batch): its child session is aborted and the task is marked cancelled.",
+    args: (s) => ({ task_id: s.string().min(1).describe("A task id or batch id, or any unique prefix of one") }),
+    onCrash,
+    async run(args) {
+      const found = manager.lookup(args.task_id);
+      if (found.kind !== "tasks") throw new TaskError(found.message);
+      const lines: string[] = [];
+      for (const task of found.tasks) {
+        const shown = manager.shownId(task);
+        if (isSettled(task.status)) lines.push(`${shown}: already ${task.status}, nothing to cancel.`);
+        else lines.push((await manager.cancel(task, "Cancelled by background_cancel.")) ? `${shown}: cancelled.` : `${shown}: already settled.`);
+      }
+      return lines.join("\n");
+    },
+  });
+}

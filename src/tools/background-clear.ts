@@ -1,0 +1,20 @@
+import type { TaskManager } from "../core/task-manager.ts";
+import { defineTool } from "./tool-kit.ts";
+
+type Deps = { manager: TaskManager; onCrash: (message: string, error: unknown) => void };
+
+export function backgroundClearTool({ manager, onCrash }: Deps) {
+  return defineTool({
+    name: "background_clear",
+    description: "Remove this session's finished (completed, error, cancelled) background tasks from its list. Running tasks are never touched.",
+    args: () => ({}),
+    onCrash,
+    async run(_args, call) {
+      const { cleared, running } = manager.clear(call.sessionID);
+      const head = `Cleared ${cleared} finished task${cleared === 1 ? "" : "s"}.`;
+      if (running.length === 0) return head;
+      const ids = running.map((t) => manager.shownId(t)).join(", ");
+      return `${head} ${running.length} still running (${ids}), left in the list; cancel them with background_cancel if they are no longer needed.`;
+    },
+  });
+}

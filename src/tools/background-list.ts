@@ -1,0 +1,23 @@
+import type { TaskManager } from "../core/task-manager.ts";
+import type { Clock } from "../core/clock.ts";
+import { defineTool } from "./tool-kit.ts";
+import { listLine } from "./task-view.ts";
+
+type Deps = { manager: TaskManager; clock: Clock; onCrash: (message: string, error: unknown) => void };
+
+export function backgroundListTool({ manager, clock, onCrash }: Deps) {
+  return defineTool({
+    name: "background_list",
+    description: "List this session's background tasks: id, status, description, elapsed time and progress. (forked)/(resumed) follow the id when they apply.",
+    args: (s) => ({
+      status: s.enum(["running", "completed", "error", "cancelled", "resumed"]).optional().describe("Only tasks with this status"),
+    }),
+    onCrash,
+    async run(args, call) {
+      const tasks = manager.listForParent(call.sessionID, args.status);
+      if (tasks.length === 0) return args.status ? `No background tasks found with status ${args.status}.` : "No background tasks found.";
+      const now = clock.now();
+      return tasks.map((task) => listLine(task, manager.shownId(task), now)).join("\n");
+    },
+  });
+}

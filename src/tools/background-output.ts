@@ -1,0 +1,46 @@
+import type { TaskManager } from "../core/task-manager.ts";
+import type { Clock } from "../core/clock.ts";
+import { isSettled } from "../core/task.ts";
+import { TaskError } from "../core/errors.ts";
+import { defineTool } from "./tool-kit.ts";
+import { outputBlock } from "./task-view.ts";
+
+type Deps = {
+  manager: TaskManager;
+  clock: Clock;
+  defaultTimeoutSeconds: number;
+  maxTimeoutSeconds: number;
+  onCrash: (message: string, error: unknown) => void;
+};
+
+export function backgroundOutputTool({ manager, clock, defaultTimeoutSeconds, maxTimeoutSeconds, onCrash }: Deps) {
+  return defineTool({
+    name: "background_output",
+    description: `Status, progress and (when finished) the result of a background task or of a whole batch. Non-blocking by default; block: true waits until it settles or timeout seconds pass (default ${defaultTimeoutSeconds}, max ${maxTimeoutSeconds}).`,
+    args: (s) => ({
+      task_id: s.string().min(1).describe("A task id or batch id, or any unique prefix of one"),
+      block: s.boolean().optional().describe("Wait until the task settles"),
+      timeout: s.number().positive().max(maxTimeoutSeconds).optional().describe(`Seconds to wait with block (default ${defaultTimeoutSeconds}, max ${maxTimeoutSeconds})`),
+    }),
+    onCrash,
+    async run(args, call) {
+      const found = manager.lookup(args.task_id);
+      if (found.kind !== "tasks") throw new TaskError(found.message);
+      let note = "";
+      if (args.block) {
+        const seconds = args.timeout ?? defaultTimeoutSeconds;
+        const outcome = await manager.waitFor(found.tasks, seconds * 1000, call.abort);
+        if (outcome.timedOut) note = `Timed out after waiting ${seconds}s; the task is still running. Call again to keep waiting.\n\n`;
+        if (outcome.aborted) note = "Stopped waiting: this turn was aborted.\n\n";
+      }
+      const blocks = found.tasks.map((stale) => {
+        const task = manager.lookup(stale.id);
+        const fresh = task.kind === "tasks" ? manager.withLiveProgress(task.tasks[0]) : stale;
+        if (isSettled(fresh.status)) manager.markRetrieved(fresh);
+        return outputBlock(fresh, manager.shownId(fresh), clock.now());
+      });
+      const heading = found.batchId ? `Batch ${found.batchId} (${found.tasks.length} tasks)\n\n` : "";
+      return note + heading + blocks.join("\n\n---\n\n");
+    },
+  });
+}

@@ -1,0 +1,45 @@
+import type { TaskManager } from "../core/task-manager.ts";
+import { TaskError } from "../core/errors.ts";
+import { defineTool } from "./tool-kit.ts";
+
+const DESCRIPTION = `Run work in a background child agent session while this conversation goes on. Returns at once with a task id; you are notified in this session when it finishes (or read it with background_output).
+- Fresh: give description, prompt and agent.
+- fork: true — the child starts with this conversation's context (long tool outputs truncated, capped in tokens), so you need not re-explain.
+- resume: "<task id>" with a prompt — continue a completed task's session with a follow-up, keeping its full history.
+fork and resume cannot be combined. Several calls in one message form a batch (one shared batch id).`;
+
+type Deps = { manager: TaskManager; onCrash: (message: string, error: unknown) => void };
+
+export function backgroundTaskTool({ manager, onCrash }: Deps) {
+  return defineTool({
+    name: "background_task",
+    description: DESCRIPTION,
+    args: (s) => ({
+      description: s.string().min(1).max(200).describe("A short (3-8 word) label for the task"),
+      prompt: s.string().min(1).describe("The full instructions for the child agent"),
+      agent: s.string().min(1).describe("The agent that does the work, e.g. general or explore"),
+      fork: s.boolean().optional().describe("Start the child with this conversation's context"),
+      resume: s.string().min(1).optional().describe("A completed task's id to continue with this prompt"),
+    }),
+    onCrash,
+    async run(args, call) {
+      if (args.fork && args.resume) {
+        throw new TaskError("fork and resume are mutually exclusive: fork starts a new child from this conversation, resume continues an existing task's own session. Pass only one.");
+      }
+      if (args.resume) {
+        const task = await manager.resume(args.resume, args.prompt, call.agent, call.model);
+        return `Resumed background task ${manager.shownId(task)} (resume #${task.resumeCount}). You will be notified when it answers; or call background_output with task_id "${manager.shownId(task)}".`;
+      }
+      const task = await manager.launch({
+        parentSessionID: call.sessionID, parentMessageID: call.messageID, parentAgent: call.agent,
+        parentModel: call.model, description: args.description, prompt: args.prompt, agent: args.agent, fork: args.fork,
+      });
+      return [
+        `Launched background task ${manager.shownId(task)}${task.isForked ? " (forked)" : ""}: ${task.description}`,
+        `task_id: ${task.id}`,
+        `batch: ${task.batchId}`,
+        "It runs in the background; you will be notified here when it finishes. Use background_output to check on it.",
+      ].join("\n");
+    },
+  });
+}

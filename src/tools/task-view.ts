@@ -1,0 +1,34 @@
+import type { Task } from "../core/task.ts";
+import { formatDuration } from "../core/format-duration.ts";
+
+export function marks(task: Task): string {
+  return (task.isForked ? " (forked)" : "") + (task.resumeCount > 0 ? " (resumed)" : "");
+}
+
+export function elapsed(task: Task, now: number): string {
+  return formatDuration((task.settledAt ?? now) - task.createdAt);
+}
+
+export function progressLine(task: Task, now: number): string {
+  const { toolCalls, lastTools, lastActivityAt } = task.progress;
+  const tools = lastTools.length > 0 ? `, last: ${lastTools.join(", ")}` : "";
+  return `${toolCalls} tool call${toolCalls === 1 ? "" : "s"}${tools}; last activity ${formatDuration(now - lastActivityAt)} ago`;
+}
+
+/** One line of background_list. */
+export function listLine(task: Task, shownId: string, now: number): string {
+  return `${shownId}${marks(task)}  ${task.status}  ${elapsed(task, now)}  ${task.description}  [${progressLine(task, now)}]`;
+}
+
+/** background_output's answer for one task. */
+export function outputBlock(task: Task, shownId: string, now: number): string {
+  const lines = [
+    `Task ${shownId}${marks(task)}: ${task.description}`,
+    `Status: ${task.status} (${elapsed(task, now)}, agent ${task.agent}, batch ${task.batchId})`,
+    `Progress: ${progressLine(task, now)}`,
+  ];
+  if (task.status === "completed") lines.push("Result:", task.result ?? "");
+  if (task.status === "error") lines.push(`Error: ${task.error ?? "unknown error"}`);
+  if (task.status === "cancelled") lines.push(task.error ? `Cancelled: ${task.error}` : "Cancelled.");
+  return lines.join("\n");
+}

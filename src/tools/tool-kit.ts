@@ -1,0 +1,68 @@
+import { tool, type ToolDefinition } from "@opencode-ai/plugin";
+import type { z } from "zod";
+import { TaskError, errorMessage } from "../core/errors.ts";
+import type { ModelRef } from "../core/task.ts";
+
+/** What a tool needs to know about the call, read from the host's ToolContext. */
+export type CallContext = {
+  sessionID: string;
+  messageID: string;
+  agent: string;
+  model?: ModelRef;
+  abort: AbortSignal;
+};
+
+type RawShape = Record<string, z.ZodType>;
+
+/**
+ * A plugin tool that parses its own arguments (the host does not), answers bad input with a
+ * message that says how to fix the call, and never throws into the host.
+ */
+export function defineTool<Shape extends RawShape>(spec: {
+  name: string;
+  description: string;
+  args: (s: typeof tool.schema) => Shape;
+  run: (args: z.infer<z.ZodObject<Shape>>, call: CallContext) => Promise<string>;
+  onCrash: (message: string, error: unknown) => void;
+}): ToolDefinition {
+  const shape = spec.args(tool.schema);
+  const schema = tool.schema.object(shape).strict();
+  return tool({
+    description: spec.description,
+    args: shape,
+    async execute(rawArgs, context) {
+      const parsed = schema.safeParse(rawArgs ?? {});
+      if (!parsed.success) return `${spec.name}: invalid arguments. ${describeIssues(parsed.error.issues)}`;
+      try {
+        return await spec.run(parsed.data as z.infer<z.ZodObject<Shape>>, callContext(context));
+      } catch (error) {
+        if (error instanceof TaskError) return `${spec.name}: ${error.message}`;
+        spec.onCrash(`${spec.name} failed`, error);
+        return `${spec.name} failed: ${errorMessage(error)}. Nothing was changed by this call; try again, or check the OpenCode log.`;
+      }
+    },
+  });
+}
+
+function callContext(context: unknown): CallContext {
+  const c = context as { sessionID: string; messageID: string; agent: string; abort: AbortSignal; extra?: { model?: { id?: string; modelID?: string; providerID?: string } } };
+  const m = c.extra?.model;
+  const modelID = m?.id ?? m?.modelID;
+  return {
+    sessionID: c.sessionID,
+    messageID: c.messageID,
+    agent: c.agent,
+    model: m?.providerID && modelID ? { providerID: m.providerID, modelID } : undefined,
+    abort: c.abort ?? new AbortController().signal,
+  };
+}
+
+function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
+  return issues
+    .map((issue) => {
+      const field = issue.path.length > 0 ? issue.path.join(".") : "arguments";
+      if (issue.code === "unrecognized_keys") return `Unknown argument(s): ${issue.keys.join(", ")}.`;
+      return `"${field}": ${issue.message}.`;
+    })
+    .join(" ");
+}
