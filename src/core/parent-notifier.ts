@@ -21,6 +21,7 @@ type NotifierDeps = {
 export class ParentNotifier {
   private activity = new Map<string, SessionActivity>();
   private delivering = new Set<string>();
+  private deliverAgain = new Set<string>();
 
   constructor(private deps: NotifierDeps) {}
 
@@ -51,7 +52,10 @@ export class ParentNotifier {
   }
 
   async deliver(parentID: string): Promise<void> {
-    if (this.delivering.has(parentID)) return;
+    if (this.delivering.has(parentID)) {
+      this.deliverAgain.add(parentID);
+      return;
+    }
     this.delivering.add(parentID);
     try {
       if ((await this.parentActivity(parentID)) !== "idle") return;
@@ -60,6 +64,7 @@ export class ParentNotifier {
       this.deps.onError(`Could not notify parent session ${parentID}; will retry`, error);
     } finally {
       this.delivering.delete(parentID);
+      if (this.deliverAgain.delete(parentID)) void this.deliver(parentID);
     }
   }
 

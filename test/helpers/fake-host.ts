@@ -1,0 +1,120 @@
+import type { Host, HostAgent, HostEvent, HostMessage, PromptInput, SessionActivity } from "../../src/host/host.ts";
+import type { FakeClock } from "./fake-clock.ts";
+
+type FakeSession = { id: string; parentID?: string; title: string; messages: HostMessage[]; activity: SessionActivity };
+
+/**
+ * An in-memory OpenCode for unit tests. Prompts are recorded and make a session busy; the test
+ * decides when a run ends (`finishRun`) and which events the core hears (`emit`).
+ */
+export class FakeHost implements Host {
+  sessions = new Map<string, FakeSession>();
+  prompts: PromptInput[] = [];
+  aborted: string[] = [];
+  logs: { level: string; message: string }[] = [];
+  toasts: string[] = [];
+  statusCalls = 0;
+  messageCalls = 0;
+  agentList: HostAgent[] = [
+    { name: "general", mode: "subagent" },
+    { name: "explore", mode: "subagent", model: { providerID: "cheap", modelID: "small" } },
+    { name: "build", mode: "primary" },
+  ];
+  failPrompt = false;
+  private nextId = 1;
+  private listener: (event: HostEvent) => void = () => {};
+
+  constructor(private clock: FakeClock) {}
+
+  onEvent(listener: (event: HostEvent) => void): void {
+    this.listener = listener;
+  }
+
+  emit(event: HostEvent): void {
+    this.listener(event);
+  }
+
+  addSession(id: string, activity: SessionActivity = "busy"): void {
+    this.sessions.set(id, { id, title: id, messages: [], activity });
+  }
+
+  async createSession({ parentID, title }: { parentID?: string; title: string }) {
+    const id = `ses_${String(this.nextId++).padStart(4, "0")}child${Math.random().toString(36).slice(2, 8)}`;
+    this.sessions.set(id, { id, parentID, title, messages: [], activity: "idle" });
+    return { id };
+  }
+
+  async forkSession({ title }: { sessionID: string; messageID?: string; title: string }) {
+    return this.createSession({ title });
+  }
+
+  async sessionExists(sessionID: string) {
+    return this.sessions.has(sessionID);
+  }
+
+  async prompt(input: PromptInput) {
+    if (this.failPrompt) throw new Error("prompt refused");
+    const session = this.require(input.sessionID);
+    this.prompts.push(input);
+    session.messages.push(message("user", this.clock.now(), input.text));
+    if (!input.noReply) session.activity = "busy";
+  }
+
+  async abort(sessionID: string) {
+    this.aborted.push(sessionID);
+    this.require(sessionID).activity = "idle";
+  }
+
+  async statuses() {
+    this.statusCalls++;
+    const out: Record<string, SessionActivity> = {};
+    for (const s of this.sessions.values()) if (s.activity !== "idle") out[s.id] = s.activity;
+    return out;
+  }
+
+  async recentMessages(sessionID: string, limit: number) {
+    this.messageCalls++;
+    return this.require(sessionID).messages.slice(-limit).map((m) => ({ ...m }));
+  }
+
+  async agents() {
+    return this.agentList;
+  }
+
+  async toast({ message }: { message: string }) {
+    this.toasts.push(message);
+  }
+
+  async log(level: string, message: string) {
+    this.logs.push({ level, message });
+  }
+
+  /** The child answers: an assistant message is stored and the session goes idle (no event unless `emitIdle`). */
+  finishRun(sessionID: string, text: string, opts: { error?: string; emitIdle?: boolean } = {}): void {
+    const session = this.require(sessionID);
+    const now = this.clock.now();
+    session.messages.push({ ...message("assistant", now, text), completedAt: now, error: opts.error });
+    session.activity = "idle";
+    if (opts.emitIdle !== false) this.emit({ type: "idle", sessionID });
+  }
+
+  setActivity(sessionID: string, activity: SessionActivity, emit = true): void {
+    this.require(sessionID).activity = activity;
+    if (emit) this.emit(activity === "idle" ? { type: "idle", sessionID } : { type: "status", sessionID, status: activity });
+  }
+
+  promptsTo(sessionID: string): PromptInput[] {
+    return this.prompts.filter((p) => p.sessionID === sessionID);
+  }
+
+  private require(id: string): FakeSession {
+    const session = this.sessions.get(id);
+    if (!session) throw new Error(`no session ${id}`);
+    return session;
+  }
+}
+
+let messageSeq = 0;
+function message(role: "user" | "assistant", at: number, text: string): HostMessage {
+  return { id: `msg_${++messageSeq}`, role, createdAt: at, toolCallsPending: false, text };
+}
