@@ -8,6 +8,9 @@ import { createOpencodeHost } from "./host/opencode-host.ts";
 import { normalizeEvent } from "./host/normalize-event.ts";
 import type { Host } from "./host/host.ts";
 import { buildTools } from "./tools/build-tools.ts";
+import { createForkPreparer } from "./fork/fork-preparer.ts";
+import { ForkContextTransform } from "./fork/fork-context-transform.ts";
+import type { ForkMessage } from "./fork/fork-types.ts";
 
 /** The plugin: wires the host adapter, the store and the task core, and registers the tools. */
 export async function backgroundTasksPlugin(input: PluginInput, rawOptions?: unknown): Promise<Hooks> {
@@ -20,7 +23,9 @@ export async function backgroundTasksPlugin(input: PluginInput, rawOptions?: unk
     onCrash("Invalid plugin options", error);
     return { tool: buildTools({ unavailable: errorMessage(error) }) };
   }
-  const manager = new TaskManager(host, new MemoryTaskStore(), systemClock, options);
+  const forkLimits = { toolOutputLimit: options.forkToolOutputLimit, tokenCap: options.forkTokenCap };
+  const manager = new TaskManager(host, new MemoryTaskStore(), systemClock, options, createForkPreparer(host, forkLimits));
+  const forkTransform = new ForkContextTransform(forkLimits);
   return {
     tool: buildTools({ manager, clock: systemClock, options, onCrash }),
     event: async ({ event }) => {
@@ -29,6 +34,13 @@ export async function backgroundTasksPlugin(input: PluginInput, rawOptions?: unk
         if (normalized) manager.handleEvent(normalized);
       } catch (error) {
         onCrash("Event handling failed", error);
+      }
+    },
+    "experimental.chat.messages.transform": async (_input, output) => {
+      try {
+        forkTransform.apply(output.messages as unknown as ForkMessage[]);
+      } catch (error) {
+        onCrash("Fork context processing failed; the request went out unprocessed", error);
       }
     },
   };

@@ -1,4 +1,5 @@
 import type { ModelRef } from "../core/task.ts";
+import type { ForkMessage } from "../fork/fork-types.ts";
 
 /** A message as the core needs it: who said it, when, whether it finished, and its text. */
 export type HostMessage = {
@@ -54,6 +55,8 @@ export interface Host {
   abort(sessionID: string): Promise<void>;
   statuses(): Promise<Record<string, SessionActivity>>;
   recentMessages(sessionID: string, limit: number): Promise<HostMessage[]>;
+  /** Every message of a session with its parts, as the host stores them, oldest first. */
+  sessionHistory(sessionID: string): Promise<ForkMessage[]>;
   agents(): Promise<HostAgent[]>;
   toast(input: { title: string; message: string; variant: "info" | "success" | "warning" | "error" }): Promise<void>;
   log(level: "debug" | "info" | "warn" | "error", message: string, extra?: Record<string, unknown>): Promise<void>;

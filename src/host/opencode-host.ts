@@ -1,4 +1,5 @@
 import type { createOpencodeClient } from "@opencode-ai/sdk";
+import type { ForkMessage } from "../fork/fork-types.ts";
 import type { Host, HostAgent, HostMessage, PromptInput, SessionActivity } from "./host.ts";
 
 type Client = ReturnType<typeof createOpencodeClient>;
@@ -47,6 +48,9 @@ export function createOpencodeHost(client: Client): Host {
     async recentMessages(sessionID, limit) {
       const messages = unwrap(await client.session.messages({ path: { id: sessionID }, query: { limit } }), "read messages");
       return (messages as RawMessage[]).map(toHostMessage);
+    },
+    async sessionHistory(sessionID) {
+      return unwrap(await client.session.messages({ path: { id: sessionID } }), "read the session history") as unknown as ForkMessage[];
     },
     async agents() {
       const agents = unwrap(await client.app.agents(), "list agents") as Array<{ name: string; mode: string; model?: { providerID: string; modelID: string } }>;

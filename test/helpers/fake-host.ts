@@ -1,5 +1,6 @@
 import type { Host, HostAgent, HostEvent, HostMessage, PromptInput, SessionActivity } from "../../src/host/host.ts";
 import type { FakeClock } from "./fake-clock.ts";
+import type { ForkMessage } from "../../src/fork/fork-types.ts";
 
 type FakeSession = { id: string; parentID?: string; title: string; messages: HostMessage[]; activity: SessionActivity };
 
@@ -21,6 +22,9 @@ export class FakeHost implements Host {
     { name: "build", mode: "primary" },
   ];
   failPrompt = false;
+  /** Raw histories (with parts), as sessionHistory returns them; fork copies the parent's. */
+  histories = new Map<string, ForkMessage[]>();
+  forks: { sessionID: string; messageID?: string; childID: string }[] = [];
   private nextId = 1;
   private listener: (event: HostEvent) => void = () => {};
 
@@ -44,8 +48,15 @@ export class FakeHost implements Host {
     return { id };
   }
 
-  async forkSession({ title }: { sessionID: string; messageID?: string; title: string }) {
-    return this.createSession({ title });
+  async forkSession({ sessionID, messageID, title }: { sessionID: string; messageID?: string; title: string }) {
+    const child = await this.createSession({ title });
+    this.histories.set(child.id, structuredClone(this.histories.get(sessionID) ?? []));
+    this.forks.push({ sessionID, messageID, childID: child.id });
+    return child;
+  }
+
+  async sessionHistory(sessionID: string) {
+    return structuredClone(this.histories.get(sessionID) ?? []);
   }
 
   async sessionExists(sessionID: string) {
