@@ -24,9 +24,8 @@ let passed = 0;
 let failed = 0;
 for (const suite of suites) {
   if (only && suite.name !== only) continue;
-  if (suite.args.at(-1)?.startsWith("--") || suite.args.length <= 3) {
-    if (suite.name !== "typecheck") continue; // no files for this suite yet
-  }
+  const hasFiles = suite.args.some((arg) => arg.endsWith(".ts"));
+  if (!hasFiles && suite.name !== "typecheck") continue; // no files for this suite yet
   console.log(`\n=== ${suite.name}: ${suite.cmd} ${suite.args.slice(0, 4).join(" ")} ...`);
   const run = spawnSync(suite.cmd, suite.args, { stdio: ["ignore", "pipe", "pipe"], encoding: "utf8" });
   const out = (run.stdout ?? "") + (run.stderr ?? "");

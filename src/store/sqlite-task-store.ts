@@ -4,8 +4,9 @@ import { SETTLED_STATUSES, type Task } from "../core/task.ts";
 import type { PendingNotification, TaskEvent, TaskFilter, TaskStore } from "../core/task-store.ts";
 import { rowToEvent, rowToNotification } from "./log-rows.ts";
 import { assertOwnDatabase, migrate } from "./migrations.ts";
-import { openSqlite, type SqliteDatabase, type SqliteStatement, type SqlValue } from "./sqlite-driver.ts";
+import { openSqlite, type SqliteDatabase, type SqliteStatement } from "./sqlite-driver.ts";
 import { toStoreUnavailable } from "./store-unavailable-error.ts";
+import { TaskCache } from "./task-cache.ts";
 import { rowToTask, TASK_COLUMNS, taskToParams } from "./task-row.ts";
 
 const UPSERT_TASK = `INSERT INTO tasks (${TASK_COLUMNS.join(", ")})
@@ -20,6 +21,9 @@ const UPSERT_NOTIFICATION = `INSERT INTO notifications
   task_id = excluded.task_id, text = excluded.text, wake = excluded.wake, created_at = excluded.created_at
   WHERE delivered_at IS NULL`;
 
+// rowid breaks createdAt ties by first save, as the in-memory store does.
+const SELECT_PROJECT_TASKS = "SELECT * FROM tasks WHERE project_id = ? ORDER BY created_at, rowid";
+
 const PURGEABLE = `SELECT id FROM tasks WHERE project_id = ? AND settled_at < ?
   AND status IN (SELECT value FROM json_each(?))`;
 
@@ -29,6 +33,8 @@ const PURGEABLE = `SELECT id FROM tasks WHERE project_id = ? AND settled_at < ?
  */
 export class SqliteTaskStore implements TaskStore {
   private readonly statements = new Map<string, SqliteStatement>();
+  private cache: TaskCache | undefined;
+  private cacheVersion = 0;
 
   /** Creates the folder, opens (never deleting or overwriting a file) and migrates. */
   static open({ path, projectId }: { path: string; projectId: string }): SqliteTaskStore {
@@ -54,6 +60,7 @@ export class SqliteTaskStore implements TaskStore {
 
   save(task: Task): void {
     this.sql(UPSERT_TASK).run(...taskToParams(this.projectId, task));
+    this.cache?.put(task);
   }
 
   get(id: string): Task | undefined {
@@ -62,24 +69,12 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   list(filter: TaskFilter = {}): Task[] {
-    const where = ["project_id = ?"];
-    const params: SqlValue[] = [this.projectId];
-    if (filter.parentSessionID) {
-      where.push("parent_session_id = ?");
-      params.push(filter.parentSessionID);
-    }
-    if (filter.statuses) {
-      where.push("status IN (SELECT value FROM json_each(?))");
-      params.push(JSON.stringify(filter.statuses));
-    }
-    if (!filter.includeCleared) where.push("cleared_at IS NULL");
-    // rowid order breaks createdAt ties by first save, as the in-memory store does.
-    const sql = `SELECT * FROM tasks WHERE ${where.join(" AND ")} ORDER BY created_at, rowid`;
-    return this.sql(sql).all(...params).map(rowToTask);
+    return this.freshCache().list(filter);
   }
 
   remove(id: string): void {
     this.sql("DELETE FROM tasks WHERE project_id = ? AND id = ?").run(this.projectId, id);
+    this.cache?.delete(id);
   }
 
   appendEvent(event: TaskEvent): void {
@@ -125,7 +120,8 @@ export class SqliteTaskStore implements TaskStore {
    */
   purgeOlderThan(cutoffMs: number): number {
     const params = [this.projectId, cutoffMs, JSON.stringify(SETTLED_STATUSES)];
-    return this.db.transaction(() => {
+    this.cache = undefined;
+    return this.transaction(() => {
       this.sql(`DELETE FROM task_events WHERE project_id = ? AND task_id IN (${PURGEABLE})`).run(
         this.projectId,
         ...params,
@@ -140,12 +136,32 @@ export class SqliteTaskStore implements TaskStore {
 
   /** Runs fn in one write transaction, e.g. a settle and its event committed together. */
   transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn);
+    try {
+      return this.db.transaction(fn);
+    } catch (error) {
+      this.cache = undefined; // it may hold writes that were just rolled back
+      throw error;
+    }
   }
 
   close(): void {
+    this.cache = undefined;
     this.statements.clear();
     this.db.close();
+  }
+
+  /**
+   * The cache, reloaded when another connection (another plugin instance or process) has
+   * committed since it was loaded: SQLite's data_version tells, for the cost of one pragma.
+   * This connection's own writes keep it current as they happen.
+   */
+  private freshCache(): TaskCache {
+    const version = Number(this.sql("PRAGMA data_version").get()?.data_version);
+    if (!this.cache || version !== this.cacheVersion) {
+      this.cacheVersion = version;
+      this.cache = new TaskCache(this.sql(SELECT_PROJECT_TASKS).all(this.projectId).map(rowToTask));
+    }
+    return this.cache;
   }
 
   /** Prepared statements are cached by their SQL text and reused. */

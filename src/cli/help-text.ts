@@ -1,0 +1,28 @@
+export const HELP_TEXT = `opencode-background-tasks: inspect the tasks of the OpenCode background tasks plugin
+
+Usage:
+  opencode-background-tasks list [--project <id>] [--status <s>[,<s>...]] [--parent <session>] [--all] [--json]
+  opencode-background-tasks show <task id or unique prefix> [--json]
+  opencode-background-tasks export [--json]
+  opencode-background-tasks --help
+
+Commands:
+  list     Tasks of every project, oldest first. Tasks hidden with background_clear are left
+           out unless --all is given.
+  show     One task with all its fields and its timeline from the event log.
+  export   Everything in the database (tasks, events, notifications) as JSON.
+
+Options:
+  --db <path>         The database file. Default: $XDG_DATA_HOME/opencode-background-tasks/tasks.db
+                      (~/.local/share/... when XDG_DATA_HOME is unset). Use the plugin's dbPath
+                      option here if you set one.
+  --project <id>      Only tasks of this project.
+  --status <status>   Only tasks in these statuses: running, resumed, completed, error, cancelled.
+                      Repeat the option or separate with commas.
+  --parent <session>  Only tasks launched from this parent session.
+  --all               Include cleared tasks.
+  --json              Machine-readable output.
+  -h, --help          This help.
+
+Exit codes: 0 success, 1 failure (no such task, database missing or unreadable), 2 wrong usage.
+`;

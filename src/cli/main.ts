@@ -1,0 +1,41 @@
+import { defaultDbPath } from "../store/default-db-path.ts";
+import { CliError } from "./cli-error.ts";
+import { processIo, type CliIo } from "./cli-io.ts";
+import { exportCommand } from "./export-command.ts";
+import { HELP_TEXT } from "./help-text.ts";
+import { listCommand } from "./list-command.ts";
+import { openReader } from "./open-reader.ts";
+import { parseCliArgs } from "./parse-cli-args.ts";
+import { showCommand } from "./show-command.ts";
+
+/** `opencode-background-tasks <command>` (Node). Returns the exit code: 0 ok, 1 failure, 2 usage. */
+export function main(argv: string[], io: CliIo = processIo): number {
+  try {
+    const args = parseCliArgs(argv);
+    if (args.command === "help") {
+      io.stdout(HELP_TEXT);
+      return 0;
+    }
+    const dbPath = args.db ?? defaultDbPath(io.env);
+    const reader = openReader(dbPath);
+    try {
+      if (args.command === "list") listCommand(reader, args, io);
+      if (args.command === "show") showCommand(reader, args, io);
+      if (args.command === "export") exportCommand(reader, dbPath, io);
+    } finally {
+      reader.close();
+    }
+    return 0;
+  } catch (error) {
+    return reportError(error, io);
+  }
+}
+
+function reportError(error: unknown, io: CliIo): number {
+  if (error instanceof CliError) {
+    io.stderr(`${error.message}\n`);
+    return error.exitCode;
+  }
+  io.stderr(`Unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  return 1;
+}

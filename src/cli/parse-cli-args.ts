@@ -1,0 +1,88 @@
+import { parseArgs } from "node:util";
+import type { TaskStatus } from "../core/task.ts";
+import { usageError } from "./cli-error.ts";
+
+export type CliCommand = "list" | "show" | "export" | "help";
+
+export type CliArgs = {
+  command: CliCommand;
+  /** Positionals after the command (show's task id). */
+  operands: string[];
+  db?: string;
+  project?: string;
+  parent?: string;
+  statuses?: TaskStatus[];
+  all: boolean;
+  json: boolean;
+};
+
+const OPTIONS = {
+  db: { type: "string" },
+  project: { type: "string" },
+  parent: { type: "string" },
+  status: { type: "string", multiple: true },
+  all: { type: "boolean" },
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+const ALLOWED_OPTIONS: Record<Exclude<CliCommand, "help">, string[]> = {
+  list: ["db", "project", "parent", "status", "all", "json"],
+  show: ["db", "json"],
+  export: ["db", "json"],
+};
+
+const STATUSES: Record<TaskStatus, true> = { running: true, resumed: true, completed: true, error: true, cancelled: true };
+
+export function parseCliArgs(argv: string[]): CliArgs {
+  const { values, positionals } = parseStrict(argv);
+  const [command, ...operands] = positionals;
+  if (values.help || command === "help") return { command: "help", operands: [], all: false, json: false };
+  if (command === undefined) throw usageError("No command given.");
+  if (!isCommand(command)) throw usageError(`Unknown command '${command}'. Commands: list, show, export.`);
+  for (const name of Object.keys(values)) {
+    if (!ALLOWED_OPTIONS[command].includes(name)) throw usageError(`--${name} does not apply to ${command}.`);
+  }
+  checkOperands(command, operands);
+  return {
+    command,
+    operands,
+    db: values.db,
+    project: values.project,
+    parent: values.parent,
+    statuses: values.status && parseStatuses(values.status),
+    all: values.all ?? false,
+    json: values.json ?? false,
+  };
+}
+
+function parseStrict(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    const message = error instanceof Error ? error.message : String(error);
+    // Node's own text goes on about positionals starting with '-': the first sentence is enough.
+    throw usageError(code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" ? message.split(". ")[0] + "." : message);
+  }
+}
+
+function isCommand(name: string): name is Exclude<CliCommand, "help"> {
+  return Object.hasOwn(ALLOWED_OPTIONS, name);
+}
+
+function checkOperands(command: Exclude<CliCommand, "help">, operands: string[]): void {
+  if (command === "show" && operands.length !== 1) {
+    throw usageError(operands.length ? "show takes one task id." : "show needs a task id (or a unique prefix of one).");
+  }
+  if (command !== "show" && operands.length) throw usageError(`Unexpected argument '${operands[0]}' for ${command}.`);
+}
+
+function parseStatuses(values: string[]): TaskStatus[] {
+  const statuses = values.flatMap((value) => value.split(",")).map((s) => s.trim()).filter(Boolean);
+  const unknown = statuses.filter((s) => !Object.hasOwn(STATUSES, s));
+  if (unknown.length) {
+    throw usageError(`Unknown status '${unknown[0]}'. Statuses: ${Object.keys(STATUSES).join(", ")}.`);
+  }
+  return statuses as TaskStatus[];
+}

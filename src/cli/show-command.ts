@@ -1,0 +1,77 @@
+import type { TaskEvent } from "../core/task-store.ts";
+import type { ModelRef } from "../core/task.ts";
+import type { ProjectTask, TaskReader } from "../store/task-reader.ts";
+import { CliError } from "./cli-error.ts";
+import type { CliIo } from "./cli-io.ts";
+import type { CliArgs } from "./parse-cli-args.ts";
+import { formatElapsed, formatTime } from "./format-time.ts";
+
+export function showCommand(reader: TaskReader, args: CliArgs, io: CliIo): void {
+  const task = findOne(reader, args.operands[0]!);
+  const events = reader.events(task.projectId, task.id);
+  if (args.json) return io.stdout(JSON.stringify({ ...task, events }, null, 2) + "\n");
+  io.stdout([details(task), text("Prompt", task.prompt), outcome(task), timeline(task, events)].join("\n"));
+}
+
+function findOne(reader: TaskReader, prefix: string): ProjectTask {
+  const matches = reader.findByIdPrefix(prefix);
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length === 0) {
+    throw new CliError(`No task has an id starting with '${prefix}'. Run \`opencode-background-tasks list --all\` to see the ids.`, 1);
+  }
+  const shown = matches.slice(0, 5).map((t) => `  ${t.id}  (${t.projectId})`);
+  const more = matches.length > 5 ? [`  ... and ${matches.length - 5} more`] : [];
+  throw new CliError([`'${prefix}' matches ${matches.length} tasks; give more of the id:`, ...shown, ...more].join("\n"), 1);
+}
+
+function details(task: ProjectTask): string {
+  const fields: [string, string][] = [
+    ["Project", task.projectId],
+    ["Status", task.clearedAt === undefined ? task.status : `${task.status} (cleared)`],
+    ["Description", task.description],
+    ["Agent", `${task.agent} (${model(task.model)})`],
+    ["Parent", `${task.parentSessionID} (${task.parentAgent}${task.parentModel ? `, ${model(task.parentModel)}` : ""})`],
+    ["Batch", task.batchId],
+    ["Forked", task.isForked ? "yes" : "no"],
+    ["Resumed", `${task.resumeCount} time${task.resumeCount === 1 ? "" : "s"}`],
+    ["Progress", progress(task)],
+    ["Created", formatTime(task.createdAt)],
+    ["Prompted", formatTime(task.promptedAt)],
+    ["Settled", formatTime(task.settledAt)],
+    ["Retrieved", formatTime(task.retrievedAt)],
+    ["Cleared", formatTime(task.clearedAt)],
+  ];
+  const line = ([label, value]: [string, string]) => `  ${label.padEnd(13)}${value.replace(/\n/g, `\n${" ".repeat(15)}`)}`;
+  return [`Task ${task.id}`, ...fields.map(line)].join("\n") + "\n";
+}
+
+function model(ref: ModelRef): string {
+  return `${ref.providerID}/${ref.modelID}`;
+}
+
+function progress(task: ProjectTask): string {
+  const { toolCalls, lastTools, lastActivityAt } = task.progress;
+  const recent = lastTools.length ? `, last: ${lastTools.join(", ")}` : "";
+  return `${toolCalls} tool call${toolCalls === 1 ? "" : "s"}${recent}; last activity ${formatTime(lastActivityAt)}`;
+}
+
+function text(title: string, body: string): string {
+  return `${title}\n${body.replace(/^/gm, "  ")}\n`;
+}
+
+function outcome(task: ProjectTask): string {
+  const parts = [];
+  if (task.result !== undefined) parts.push(text("Result", task.result));
+  if (task.error !== undefined) parts.push(text("Error", task.error));
+  return parts.length ? parts.join("\n") : "Result\n  (none yet)\n";
+}
+
+function timeline(task: ProjectTask, events: TaskEvent[]): string {
+  if (events.length === 0) return "Timeline\n  (no events recorded)\n";
+  const kindWidth = Math.max(...events.map((e) => e.kind.length));
+  const lines = events.map((e) => {
+    const when = `${formatTime(e.at)} ${formatElapsed(e.at - task.createdAt).padStart(8)}`;
+    return `  ${when}  ${e.kind.padEnd(kindWidth)}  ${e.detail ?? ""}`.trimEnd();
+  });
+  return ["Timeline", ...lines].join("\n") + "\n";
+}
