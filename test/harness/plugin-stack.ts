@@ -1,0 +1,105 @@
+/**
+ * The whole stack for an integration test: the mock model, a real `opencode serve` with this
+ * package loaded as a plugin, and the server's event stream; plus the few moves a user makes.
+ */
+import { fileURLToPath } from "node:url";
+import { startMockModel, type MockModel, type Responder } from "./mock-model.ts";
+import { startOpencode, type OpencodeServer, type StartOptions } from "./opencode-server.ts";
+import { subscribeEvents, waitUntil, type EventLog } from "./events.ts";
+
+export const PACKAGE_DIR = fileURLToPath(new URL("../..", import.meta.url));
+export const MOCK_MODEL = { providerID: "mock", modelID: "mock-model" };
+
+export type Stack = {
+  mock: MockModel;
+  server: OpencodeServer;
+  events: EventLog;
+  newSession(title: string): Promise<string>;
+  /** Sends a user prompt to a session and waits until that turn is over. */
+  say(sessionID: string, text: string): Promise<void>;
+  /** Every message of a session, with its parts. */
+  messages(sessionID: string): Promise<Array<{ info: any; parts: any[] }>>;
+  /** User messages of a session that carry a background-task notification, as text. */
+  notifications(sessionID: string): Promise<string[]>;
+  stop(): Promise<void>;
+};
+
+export type StackOptions = {
+  pluginOptions?: Record<string, unknown>;
+  responder?: Responder;
+  mock?: MockModel;
+  reuse?: Pick<StartOptions, "homeDir" | "projectDir">;
+  env?: Record<string, string>;
+};
+
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const mock = options.mock ?? (await startMockModel({ responder: options.responder }));
+  const server = await startOpencode({
+    model: mock.url,
+    pluginDir: PACKAGE_DIR,
+    pluginOptions: options.pluginOptions ?? {},
+    env: options.env,
+    ...options.reuse,
+  });
+  const events = await subscribeEvents(server.client);
+  const client = server.client;
+
+  const stack: Stack = {
+    mock,
+    server,
+    events,
+    async newSession(title) {
+      const created = await client.session.create({ body: { title } });
+      if (!created.data) throw new Error(`session.create failed: ${JSON.stringify(created.error)}`);
+      return created.data.id;
+    },
+    async say(sessionID, text) {
+      const result = await client.session.prompt({
+        path: { id: sessionID },
+        body: { agent: "build", model: MOCK_MODEL, parts: [{ type: "text", text }] },
+      });
+      if (result.error) {
+        const log = await server.logFile().catch(() => "");
+        const errors = log.split("\n").filter((line) => /ERROR/.test(line)).slice(-5).join("\n");
+        throw new Error(`prompt failed: ${JSON.stringify(result.error)}\nserver errors:\n${errors}`);
+      }
+    },
+    async messages(sessionID) {
+      const result = await client.session.messages({ path: { id: sessionID } });
+      return (result.data ?? []) as Array<{ info: any; parts: any[] }>;
+    },
+    async notifications(sessionID) {
+      const all = await stack.messages(sessionID);
+      return all
+        .filter((m) => m.info.role === "user")
+        .map((m) => m.parts.filter((p) => p.type === "text").map((p) => p.text).join("\n"))
+        .filter((text) => text.includes("<background-task-notification"));
+    },
+    async stop() {
+      events.close();
+      await server.stop();
+      if (!options.mock) await mock.close();
+    },
+  };
+  return stack;
+}
+
+/** The task ids in a tool output ("task_id: ses_..."). */
+export function taskIdsIn(text: string): string[] {
+  return [...text.matchAll(/task_id: (ses_\w+)/g)].map((m) => m[1]);
+}
+
+/** A CALL directive line for the mock model. */
+export function call(tool: string, args: Record<string, unknown>): string {
+  return `CALL ${tool} ${JSON.stringify(args)}`;
+}
+
+/** Text of every tool result the parent's model has been given so far, for one tool name. */
+export async function toolOutputs(stack: Stack, sessionID: string, tool: string): Promise<string[]> {
+  const all = await stack.messages(sessionID);
+  return all.flatMap((m) => m.parts)
+    .filter((p) => p.type === "tool" && p.tool === tool && p.state?.status === "completed")
+    .map((p) => String(p.state.output));
+}
+
+export { waitUntil };

@@ -1,0 +1,147 @@
+import { describe, it, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startStack, call, taskIdsIn, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
+
+const task = (description: string, prompt: string, extra: Record<string, unknown> = {}) =>
+  call("background_task", { description, prompt, agent: "general", ...extra });
+
+describe("the tools on the real host", () => {
+  let stack: Stack;
+  before(async () => {
+    stack = await startStack();
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+
+  /** Has the parent's model call tools (one user prompt) and returns the outputs of `tool` from that turn. */
+  async function turn(parent: string, lines: string[], tool: string): Promise<string[]> {
+    const before = (await toolOutputs(stack, parent, tool)).length;
+    await stack.say(parent, lines.join("\n"));
+    return (await toolOutputs(stack, parent, tool)).slice(before);
+  }
+
+  async function launch(parent: string, description: string, prompt: string): Promise<string> {
+    const [out] = await turn(parent, [task(description, prompt)], "background_task");
+    const [id] = taskIdsIn(out);
+    assert.ok(id, `no task id in: ${out}`);
+    return id;
+  }
+
+  const waitForNotification = (parent: string, taskId: string) =>
+    waitUntil(async () => (await stack.notifications(parent)).find((n) => n.includes(taskId)), { timeoutMs: 15_000, what: `notification for ${taskId}` });
+
+  it("launches a child of the parent, and the parent is told the result exactly once", async () => {
+    const parent = await stack.newSession("parent: launch");
+    const id = await launch(parent, "find answer", "REPLY the answer is 42");
+    const child = await stack.server.client.session.get({ path: { id } });
+    assert.equal(child.data?.parentID, parent);
+    const note = await waitForNotification(parent, id);
+    assert.match(note, /status="completed"/);
+    assert.match(note, /the answer is 42/);
+    await waitUntil(() => stack.mock.requests().some((r) => JSON.stringify(r.body.messages).includes(`task_id=\\"${id}\\"`)), { what: "a parent turn that saw the notification" });
+    assert.equal((await stack.notifications(parent)).filter((n) => n.includes(id)).length, 1);
+  });
+
+  it("background_output is non-blocking by default, and block waits for the result", async () => {
+    const parent = await stack.newSession("parent: output");
+    const id = await launch(parent, "slow job", "SLOW 1500\nREPLY slow result");
+    const [now] = await turn(parent, [call("background_output", { task_id: id })], "background_output");
+    assert.match(now, /Status: running/);
+    const [waited] = await turn(parent, [call("background_output", { task_id: id, block: true, timeout: 20 })], "background_output");
+    assert.match(waited, /Status: completed/);
+    assert.match(waited, /slow result/);
+  });
+
+  it("block with a short timeout says it timed out", async () => {
+    const parent = await stack.newSession("parent: timeout");
+    const id = await launch(parent, "slower job", "SLOW 4000\nREPLY eventually");
+    const [out] = await turn(parent, [call("background_output", { task_id: id, block: true, timeout: 1 })], "background_output");
+    assert.match(out, /Timed out after waiting 1s/);
+    assert.match(out, /Status: running/);
+  });
+
+  it("background_list shows only the calling session's tasks", async () => {
+    const a = await stack.newSession("parent A");
+    const b = await stack.newSession("parent B");
+    await launch(a, "task of A", "REPLY a");
+    await launch(b, "task of B", "REPLY b");
+    const [listA] = await turn(a, [call("background_list", {})], "background_list");
+    assert.match(listA, /task of A/);
+    assert.doesNotMatch(listA, /task of B/);
+    const fresh = await stack.newSession("parent C");
+    const [listC] = await turn(fresh, [call("background_list", {})], "background_list");
+    assert.equal(listC, "No background tasks found.");
+  });
+
+  it("resume continues a completed task in its own session; refusals name the reason", async () => {
+    const parent = await stack.newSession("parent: resume");
+    const id = await launch(parent, "resumable", "REPLY first answer");
+    await waitForNotification(parent, id);
+    const [resumed] = await turn(parent, [task("again", "SLOW 1500\nREPLY second answer", { resume: id })], "background_task");
+    assert.match(resumed, /Resumed background task .* \(resume #1\)/);
+    const [twice] = await turn(parent, [task("again", "REPLY x", { resume: id })], "background_task");
+    assert.match(twice, /already being resumed/);
+    const second = await waitUntil(async () => (await stack.notifications(parent)).filter((n) => n.includes(id))[1], { timeoutMs: 15_000, what: "second notification" });
+    assert.match(second, /second answer/);
+    assert.match(second, /resumed 1x/);
+    const childMessages = await stack.messages(id);
+    assert.ok(childMessages.some((m) => JSON.stringify(m.parts).includes("first answer")), "the child kept its history");
+    const [list] = await turn(parent, [call("background_list", {})], "background_list");
+    assert.match(list, /\(resumed\)\s+completed/);
+
+    const running = await launch(parent, "still running", "SLOW 3000\nREPLY later");
+    const [notDone] = await turn(parent, [task("x", "REPLY y", { resume: running })], "background_task");
+    assert.match(notDone, /is running; only a completed task can be resumed/);
+
+    await stack.server.client.session.delete({ path: { id } });
+    const [gone] = await turn(parent, [task("x", "REPLY y", { resume: id })], "background_task");
+    assert.match(gone, /(no longer exists|No background task)/);
+  });
+
+  it("fork together with resume is refused and creates no session", async () => {
+    const parent = await stack.newSession("parent: fork+resume");
+    const sessionsBefore = (await stack.server.client.session.list()).data?.length;
+    const [out] = await turn(parent, [task("x", "REPLY y", { fork: true, resume: "ses_whatever" })], "background_task");
+    assert.match(out, /mutually exclusive/);
+    assert.equal((await stack.server.client.session.list()).data?.length, sessionsBefore);
+  });
+
+  it("cancel aborts the child: it stops calling the model and is marked cancelled", async () => {
+    const parent = await stack.newSession("parent: cancel");
+    const id = await launch(parent, "long job", "SLOW 8000\nREPLY never seen");
+    await waitUntil(() => stack.mock.inFlight().current > 0, { what: "the child's model call in flight" });
+    const [out] = await turn(parent, [call("background_cancel", { task_id: id })], "background_cancel");
+    assert.match(out, /cancelled\./);
+    await waitUntil(() => stack.mock.requests().some((r) => r.aborted && JSON.stringify(r.body.messages).includes("never seen")), { what: "the child's request aborted" });
+    const [status] = await turn(parent, [call("background_output", { task_id: id })], "background_output");
+    assert.match(status, /Status: cancelled/);
+    const childRequests = () => stack.mock.requests().filter((r) => JSON.stringify(r.body.messages).includes("never seen")).length;
+    const count = childRequests();
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.equal(childRequests(), count, "no new model call from the cancelled child");
+  });
+
+  it("eight tasks from one parent message: each result reaches the parent exactly once, in one parent turn", async () => {
+    const parent = await stack.newSession("parent: fan-out");
+    const lines = Array.from({ length: 8 }, (_, i) => task(`job ${i}`, `SLOW ${200 + i * 150}\nREPLY result number ${i}`));
+    const outs = await turn(parent, lines, "background_task");
+    const ids = outs.flatMap(taskIdsIn);
+    assert.equal(ids.length, 8);
+    await waitUntil(async () => {
+      const notes = (await stack.notifications(parent)).join("\n");
+      return ids.every((id) => notes.includes(id));
+    }, { timeoutMs: 20_000, what: "all eight notifications" });
+    await waitUntil(async () => (await stack.server.client.session.status()).data?.[parent] === undefined, { what: "parent idle" });
+    const notes = await stack.notifications(parent);
+    for (const [i, id] of ids.entries()) {
+      assert.equal(notes.filter((n) => n.includes(`task_id="${id}"`)).length, 1, `task ${i} notified once`);
+      assert.equal(notes.filter((n) => n.includes(`result number ${i}`)).length, 1);
+    }
+    const messages = await stack.messages(parent);
+    const noteIds = new Set(messages.filter((m) => m.info.role === "user" && JSON.stringify(m.parts).includes("background-task-notification")).map((m) => m.info.id));
+    const turnsFromNotes = messages.filter((m) => m.info.role === "assistant" && noteIds.has(m.info.parentID)).length;
+    console.log(`# eight tasks: ${noteIds.size} notification messages, ${turnsFromNotes} parent turn(s) started`);
+    assert.equal(turnsFromNotes, 1);
+  });
+});

@@ -1,0 +1,60 @@
+import { describe, it, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startStack, call, taskIdsIn, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
+import { messageText, type MockRequest } from "../harness/mock-model.ts";
+
+const MARKER = "UNIQUE_MARKER_7f3a9";
+const BIG_OUTPUT = `head -c 9000 /dev/zero | tr '\\0' 'x'`;
+
+describe("fork on the real host", () => {
+  let stack: Stack;
+  before(async () => {
+    stack = await startStack();
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+
+  const isChildRequest = (r: MockRequest) => r.body.messages.some((m) => messageText(m).includes("<forked-context-notice>"));
+
+  it("the child inherits the parent's context with long tool outputs cut, and keeps a stable prefix", async () => {
+    const parent = await stack.newSession("parent: fork");
+    await stack.say(parent, `Remember ${MARKER}.\n${call("bash", { command: BIG_OUTPUT, description: "make a big output" })}`);
+    const [bash] = await toolOutputs(stack, parent, "bash");
+    assert.ok(bash.length >= 9000, `the parent's bash output is ${bash.length} chars`);
+
+    await stack.say(parent, call("background_task", { description: "forked helper", prompt: "REPLY forked answer", agent: "general", fork: true }));
+    const [launched] = await toolOutputs(stack, parent, "background_task");
+    assert.match(launched, /\(forked\)/);
+    const [id] = taskIdsIn(launched);
+    await waitUntil(async () => (await stack.notifications(parent)).some((n) => n.includes(id)), { timeoutMs: 15_000, what: "fork notification" });
+
+    const first = stack.mock.requests().find(isChildRequest)!;
+    assert.ok(first, "the child called the model");
+    const seen = first.body.messages.map(messageText).join("\n");
+    assert.ok(seen.includes(MARKER), "the child saw the parent's marker");
+    assert.match(seen, /1 tool output was cut/, "the preamble says what was cut");
+    const toolMessages = first.body.messages.filter((m) => m.role === "tool").map(messageText);
+    assert.ok(toolMessages.length >= 1);
+    for (const content of toolMessages) assert.ok(content.length <= 2000, `a tool output of ${content.length} chars reached the child`);
+    assert.ok(toolMessages.some((c) => /9,?0\d\d/.test(c)), "the cut output names its original length");
+    const calls = first.body.messages.flatMap((m) => m.tool_calls ?? []).map((c) => c.function.name);
+    assert.ok(calls.includes("bash"), "the parent's earlier tool call is inherited");
+    assert.ok(!calls.includes("background_task"), "the assistant message calling background_task is not inherited");
+
+    const [resumed] = await (async () => {
+      await stack.say(parent, call("background_task", { description: "again", prompt: "REPLY second forked answer", agent: "general", resume: id }));
+      return (await toolOutputs(stack, parent, "background_task")).slice(-1);
+    })();
+    assert.match(resumed, /Resumed/);
+    await waitUntil(async () => (await stack.notifications(parent)).some((n) => n.includes("second forked answer")), { timeoutMs: 15_000, what: "resumed fork notification" });
+    const childRequests = stack.mock.requests().filter(isChildRequest);
+    const second = childRequests.at(-1)!;
+    assert.notEqual(second, first);
+    const prefix = first.body.messages.length;
+    assert.equal(JSON.stringify(second.body.messages.slice(0, prefix)), JSON.stringify(first.body.messages), "the second request starts with the first one's messages, byte for byte");
+
+    const child = await stack.server.client.session.get({ path: { id } });
+    console.log(`# forked child parentID as the host reports it: ${child.data?.parentID ?? "(none)"}`);
+  });
+});
