@@ -14,22 +14,35 @@ export type Options = {
   forkToolOutputLimit: number;
   /** Fork: the most tokens of inherited context. Default 100000, range 1000-2000000. */
   forkTokenCap: number;
+  /** The SQLite database. Default "" = $XDG_DATA_HOME/opencode-background-tasks/tasks.db. */
+  dbPath: string;
+  /** A task found mid-run after a restart: "resume" tells it to continue, "fail" settles it as error. Default "resume". */
+  onInterrupted: "resume" | "fail";
+  /** A running task with no activity for this long is settled as error, in minutes. Default 10, range 1-1440. */
+  staleAfterMinutes: number;
+  /** Settled tasks older than this are removed at start, in days. Default 30, range 1-3650. */
+  retentionDays: number;
 };
 
+type NumberKey = { [K in keyof Options]: Options[K] extends number ? K : never }[keyof Options];
 type NumberRule = { default: number; min: number; max: number; unit: string };
 
-const NUMBER_RULES: Record<Exclude<keyof Options, "idleEvents">, NumberRule> = {
+const NUMBER_RULES: Record<NumberKey, NumberRule> = {
   pollIntervalMs: { default: 2000, min: 100, max: 60_000, unit: "ms" },
   defaultBlockTimeoutSeconds: { default: 30, min: 1, max: 600, unit: "s" },
   maxBlockTimeoutSeconds: { default: 600, min: 1, max: 3600, unit: "s" },
   resultCapChars: { default: 10_000, min: 200, max: 200_000, unit: "characters" },
   forkToolOutputLimit: { default: 1500, min: 200, max: 100_000, unit: "characters" },
   forkTokenCap: { default: 100_000, min: 1000, max: 2_000_000, unit: "tokens" },
+  staleAfterMinutes: { default: 10, min: 1, max: 1440, unit: "minutes" },
+  retentionDays: { default: 30, min: 1, max: 3650, unit: "days" },
 };
 
 export const DEFAULT_OPTIONS: Options = {
-  ...(Object.fromEntries(Object.entries(NUMBER_RULES).map(([k, r]) => [k, r.default])) as Omit<Options, "idleEvents">),
+  ...(Object.fromEntries(Object.entries(NUMBER_RULES).map(([k, r]) => [k, r.default])) as Pick<Options, NumberKey>),
   idleEvents: true,
+  dbPath: "",
+  onInterrupted: "resume",
 };
 
 export class OptionsError extends Error {
@@ -44,25 +57,35 @@ export function parseOptions(raw: unknown): Options {
   }
   const input = raw as Record<string, unknown>;
   const problems: string[] = [];
-  const known = new Set(Object.keys(DEFAULT_OPTIONS));
+  const options: Options = { ...DEFAULT_OPTIONS };
+  const known = Object.keys(DEFAULT_OPTIONS);
   for (const key of Object.keys(input)) {
-    if (!known.has(key)) problems.push(`unknown option "${key}" (known: ${[...known].join(", ")})`);
+    if (!known.includes(key)) problems.push(`unknown option "${key}" (known: ${known.join(", ")})`);
   }
-  const options = { ...DEFAULT_OPTIONS };
-  for (const [key, rule] of Object.entries(NUMBER_RULES) as [keyof typeof NUMBER_RULES, NumberRule][]) {
+  for (const [key, rule] of Object.entries(NUMBER_RULES) as [NumberKey, NumberRule][]) {
     const value = input[key];
     if (value === undefined) continue;
-    if (typeof value !== "number" || !Number.isFinite(value) || value < rule.min || value > rule.max) {
-      problems.push(`"${key}" must be a number of ${rule.unit} from ${rule.min} to ${rule.max}, got ${JSON.stringify(value)}`);
-    } else options[key] = value;
+    if (typeof value === "number" && Number.isFinite(value) && value >= rule.min && value <= rule.max) options[key] = value;
+    else problems.push(`"${key}" must be a number of ${rule.unit} from ${rule.min} to ${rule.max}, got ${JSON.stringify(value)}`);
   }
-  if (input.idleEvents !== undefined) {
-    if (typeof input.idleEvents !== "boolean") problems.push(`"idleEvents" must be true or false, got ${JSON.stringify(input.idleEvents)}`);
-    else options.idleEvents = input.idleEvents;
+  readChoice(input, "idleEvents", [true, false], options, problems);
+  readChoice(input, "onInterrupted", ["resume", "fail"], options, problems);
+  if (input.dbPath !== undefined) {
+    if (typeof input.dbPath === "string") options.dbPath = input.dbPath;
+    else problems.push(`"dbPath" must be a file path (a string), got ${JSON.stringify(input.dbPath)}`);
   }
   if (options.defaultBlockTimeoutSeconds > options.maxBlockTimeoutSeconds) {
     problems.push(`"defaultBlockTimeoutSeconds" (${options.defaultBlockTimeoutSeconds}) must not exceed "maxBlockTimeoutSeconds" (${options.maxBlockTimeoutSeconds})`);
   }
   if (problems.length > 0) throw new OptionsError(`opencode-background-tasks: bad options: ${problems.join("; ")}`);
   return options;
+}
+
+function readChoice<K extends "idleEvents" | "onInterrupted">(
+  input: Record<string, unknown>, key: K, allowed: Options[K][], options: Options, problems: string[],
+): void {
+  const value = input[key];
+  if (value === undefined) return;
+  if ((allowed as unknown[]).includes(value)) options[key] = value as Options[K];
+  else problems.push(`"${key}" must be one of ${allowed.map((a) => JSON.stringify(a)).join(", ")}, got ${JSON.stringify(value)}`);
 }

@@ -2,7 +2,6 @@ import type { Hooks, PluginInput } from "@opencode-ai/plugin";
 import { parseOptions, type Options } from "./options.ts";
 import { systemClock } from "./core/clock.ts";
 import { errorMessage } from "./core/errors.ts";
-import { MemoryTaskStore } from "./core/memory-task-store.ts";
 import { TaskManager } from "./core/task-manager.ts";
 import { createOpencodeHost } from "./host/opencode-host.ts";
 import { normalizeEvent } from "./host/normalize-event.ts";
@@ -11,21 +10,29 @@ import { buildTools } from "./tools/build-tools.ts";
 import { createForkPreparer } from "./fork/fork-preparer.ts";
 import { ForkContextTransform } from "./fork/fork-context-transform.ts";
 import type { ForkMessage } from "./fork/fork-types.ts";
+import { SqliteTaskStore } from "./store/sqlite-task-store.ts";
+import { defaultDbPath } from "./store/default-db-path.ts";
+
+const DAY_MS = 86_400_000;
 
 /** The plugin: wires the host adapter, the store and the task core, and registers the tools. */
 export async function backgroundTasksPlugin(input: PluginInput, rawOptions?: unknown): Promise<Hooks> {
   const host = createOpencodeHost(input.client);
   const onCrash = (message: string, error: unknown) => logError(host, message, error);
   let options: Options;
+  let store: SqliteTaskStore;
   try {
     options = parseOptions(rawOptions);
+    store = SqliteTaskStore.open({ path: options.dbPath || defaultDbPath(), projectId: input.project?.id ?? input.directory });
   } catch (error) {
-    onCrash("Invalid plugin options", error);
+    onCrash("opencode-background-tasks could not start", error);
     return { tool: buildTools({ unavailable: errorMessage(error) }) };
   }
+  store.purgeOlderThan(Date.now() - options.retentionDays * DAY_MS);
   const forkLimits = { toolOutputLimit: options.forkToolOutputLimit, tokenCap: options.forkTokenCap };
-  const manager = new TaskManager(host, new MemoryTaskStore(), systemClock, options, createForkPreparer(host, forkLimits));
+  const manager = new TaskManager(host, store, systemClock, options, createForkPreparer(host, forkLimits));
   const forkTransform = new ForkContextTransform(forkLimits);
+  void manager.start();
   return {
     tool: buildTools({ manager, clock: systemClock, options, onCrash }),
     event: async ({ event }) => {

@@ -8,6 +8,7 @@ export class MemoryTaskStore implements TaskStore {
   private tasks = new Map<string, Task>();
   private log: TaskEvent[] = [];
   private outbox = new Map<string, PendingNotification>();
+  private delivered = new Map<string, PendingNotification>();
 
   save(task: Task): void {
     this.tasks.set(task.id, copy(task));
@@ -40,6 +41,7 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   enqueueNotification(notification: PendingNotification): void {
+    if (this.delivered.has(notification.id)) return;
     this.outbox.set(notification.id, copy(notification));
   }
 
@@ -51,7 +53,27 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   markDelivered(notificationId: string): void {
+    const notification = this.outbox.get(notificationId);
+    if (!notification) return;
     this.outbox.delete(notificationId);
+    this.delivered.set(notificationId, notification);
+  }
+
+  markUndelivered(notificationId: string): void {
+    const notification = this.delivered.get(notificationId);
+    if (!notification) return;
+    this.delivered.delete(notificationId);
+    this.outbox.set(notificationId, notification);
+  }
+
+  transaction<T>(fn: () => T): T {
+    const before = structuredClone({ tasks: this.tasks, log: this.log, outbox: this.outbox, delivered: this.delivered });
+    try {
+      return fn();
+    } catch (error) {
+      Object.assign(this, before);
+      throw error;
+    }
   }
 
   close(): void {}

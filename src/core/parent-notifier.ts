@@ -33,7 +33,8 @@ export class ParentNotifier {
     this.activity.delete(sessionID);
   }
 
-  enqueue(task: Task, wake: boolean): void {
+  /** Puts the settle's notification in the outbox; call inside the settle's transaction, then `deliver`. */
+  record(task: Task, wake: boolean): void {
     const { store, clock, resultCap, shownId } = this.deps;
     store.enqueueNotification({
       id: `${task.id}:${task.resumeCount}`,
@@ -43,7 +44,19 @@ export class ParentNotifier {
       wake,
       createdAt: clock.now(),
     });
-    void this.deliver(task.parentSessionID);
+  }
+
+  /** A note that is not a settle (e.g. a task resumed after a restart): never starts a turn. */
+  recordNote(task: Task, key: string, text: string): void {
+    const { store, clock } = this.deps;
+    store.enqueueNotification({
+      id: `${task.id}:${task.resumeCount}:${key}`,
+      parentSessionID: task.parentSessionID,
+      taskId: task.id,
+      text,
+      wake: false,
+      createdAt: clock.now(),
+    });
   }
 
   /** Parents with notifications still waiting in the outbox. */
@@ -78,25 +91,41 @@ export class ParentNotifier {
   }
 
   private async sendPending(parentID: string): Promise<void> {
-    const { host, store, clock } = this.deps;
-    const pending = store.pendingNotifications(parentID);
-    if (pending.length === 0) return;
-    const tasks = pending.map((n) => store.get(n.taskId)).filter((t): t is Task => t !== undefined);
-    const wake = pending.some((n) => n.wake && !alreadyRead(store.get(n.taskId)));
+    const { host, store } = this.deps;
+    const claimed = this.claim(parentID);
+    if (claimed.length === 0) return;
+    const tasks = claimed.map((n) => store.get(n.taskId)).filter((t): t is Task => t !== undefined);
+    const wake = claimed.some((n) => n.wake && !alreadyRead(store.get(n.taskId)));
     const latest = tasks.at(-1);
-    await host.prompt({
-      sessionID: parentID,
-      text: pending.map((n) => n.text).join("\n\n"),
-      agent: latest?.parentAgent ?? "build",
-      model: latest?.parentModel,
-      noReply: !wake,
-    });
-    if (wake) this.activity.set(parentID, "busy");
-    for (const n of pending) {
-      store.markDelivered(n.id, clock.now());
-      store.appendEvent({ taskId: n.taskId, at: clock.now(), kind: "notified", detail: wake ? "woke parent" : "no turn" });
+    try {
+      await host.prompt({
+        sessionID: parentID,
+        text: claimed.map((n) => n.text).join("\n\n"),
+        agent: latest?.parentAgent ?? "build",
+        model: latest?.parentModel,
+        noReply: !wake,
+      });
+    } catch (error) {
+      store.transaction(() => claimed.forEach((n) => store.markUndelivered(n.id)));
+      throw error;
     }
-    for (const task of tasks) void this.toast(task);
+    if (wake) this.activity.set(parentID, "busy");
+    const at = this.deps.clock.now();
+    for (const n of claimed) store.appendEvent({ taskId: n.taskId, at, kind: "notified", detail: wake ? "woke parent" : "no turn" });
+    for (const task of new Set(tasks)) void this.toast(task);
+  }
+
+  /**
+   * Takes the parent's pending notifications out of the outbox in one transaction, so that a
+   * second plugin instance on the same database cannot send them too.
+   */
+  private claim(parentID: string) {
+    const { store, clock } = this.deps;
+    return store.transaction(() => {
+      const pending = store.pendingNotifications(parentID);
+      for (const n of pending) store.markDelivered(n.id, clock.now());
+      return pending;
+    });
   }
 
   private async toast(task: Task): Promise<void> {

@@ -9,8 +9,15 @@ import { SettleWaiters, type WaitOutcome } from "./settle-waiters.ts";
 import { ParentNotifier } from "./parent-notifier.ts";
 import { Poller } from "./poller.ts";
 import { lookupTasks, shortestUniquePrefix } from "./task-ids.ts";
+import { CONTINUE_PROMPT, recoverTasks } from "./recovery.ts";
 
-export type ManagerConfig = { pollIntervalMs: number; resultCapChars: number; idleEvents: boolean };
+export type ManagerConfig = {
+  pollIntervalMs: number;
+  resultCapChars: number;
+  idleEvents: boolean;
+  onInterrupted: "resume" | "fail";
+  staleAfterMinutes: number;
+};
 
 export type LaunchInput = {
   parentSessionID: string;
@@ -52,6 +59,19 @@ export class TaskManager {
     });
     this.poller = new Poller(clock, config.pollIntervalMs, () => this.poll(), () => this.hasWork());
     for (const task of this.activeTasks()) this.progress.track(task.id, task.progress);
+  }
+
+  /** Reconciles tasks left running by an earlier process, then starts polling (and outbox delivery). */
+  async start(): Promise<void> {
+    try {
+      await recoverTasks({
+        host: this.host, store: this.store, clock: this.clock, onInterrupted: this.config.onInterrupted,
+        settle: (id, to, fields) => this.settle(id, to, fields),
+        continueInterrupted: (task) => this.continueInterrupted(task),
+      }, this.activeTasks());
+    } catch (error) {
+      this.logError("Recovering background tasks after a restart failed; polling will retry", error);
+    }
     this.poller.ensureRunning();
   }
 
@@ -181,8 +201,9 @@ export class TaskManager {
         this.notifier.setActivity(parent, statuses[parent] ?? "idle");
         if (!statuses[parent]) await this.notifier.deliver(parent);
       }
-      const idle = this.activeTasks().filter((t) => !statuses[t.id]);
-      await Promise.all(idle.map((t) => this.checkCompletion(t.id)));
+      const active = this.activeTasks();
+      await Promise.all(active.filter((t) => !statuses[t.id]).map((t) => this.checkCompletion(t.id)));
+      await Promise.all(this.activeTasks().map((t) => this.checkStale(t)));
     } catch (error) {
       this.logError("Background task poll failed", error);
     }
@@ -213,20 +234,61 @@ export class TaskManager {
     }
   }
 
-  /** Commits the settle, then tells the parent. Returns false when the task was already settled. */
+  /** Commits the settle and its notification together, then tells the parent. False when already settled. */
   private settle(taskId: string, to: TaskStatus, fields: { result?: string; error?: string }): boolean {
-    const task = this.store.get(taskId);
-    if (!task || isSettled(task.status)) return false;
-    const now = this.clock.now();
-    transition(task, to, now);
-    Object.assign(task, fields, { progress: this.progress.get(taskId) ?? task.progress });
-    this.store.save(task);
-    this.store.appendEvent({ taskId, at: now, kind: `status:${to}`, detail: fields.error });
+    const settled = this.store.transaction(() => {
+      const task = this.store.get(taskId);
+      if (!task || isSettled(task.status)) return undefined;
+      const now = this.clock.now();
+      transition(task, to, now);
+      Object.assign(task, fields, { progress: this.progress.get(taskId) ?? task.progress });
+      this.store.save(task);
+      this.store.appendEvent({ taskId, at: now, kind: `status:${to}`, detail: fields.error });
+      const siblingsActive = this.activeTasks().some((t) => t.parentSessionID === task.parentSessionID);
+      this.notifier.record(task, to === "error" || (to === "completed" && !siblingsActive));
+      return task;
+    });
+    if (!settled) return false;
     this.progress.release(taskId);
     this.waiters.notifySettled(taskId);
-    const siblingsActive = this.activeTasks().some((t) => t.parentSessionID === task.parentSessionID);
-    this.notifier.enqueue(task, to === "error" || (to === "completed" && !siblingsActive));
+    void this.notifier.deliver(settled.parentSessionID);
     return true;
+  }
+
+  private async continueInterrupted(task: Task): Promise<void> {
+    const claimed = this.store.transaction(() => {
+      const current = this.store.get(task.id);
+      if (!current || current.promptedAt !== task.promptedAt || isSettled(current.status)) return undefined;
+      current.promptedAt = this.clock.now();
+      current.progress.lastActivityAt = current.promptedAt;
+      this.store.save(current);
+      this.store.appendEvent({ taskId: task.id, at: current.promptedAt, kind: "interrupted", detail: "told to continue" });
+      this.notifier.recordNote(current, `interrupted-${current.promptedAt}`, `<background-task-notification task_id="${task.id}" status="${current.status}">\nBackground task "${task.description}" was interrupted by an OpenCode restart and has been told to continue. You will be notified when it finishes.\n</background-task-notification>`);
+      return current;
+    });
+    if (!claimed) return;
+    this.progress.release(task.id);
+    this.progress.track(task.id, claimed.progress);
+    void this.notifier.deliver(claimed.parentSessionID);
+    await this.sendPrompt(claimed, CONTINUE_PROMPT).catch((error) => this.logError(`Could not resume interrupted task ${task.id}`, error));
+  }
+
+  /** A task with no activity for staleAfterMinutes is failed, unless the session shows recent activity. */
+  private async checkStale(task: Task): Promise<void> {
+    const staleMs = this.config.staleAfterMinutes * 60_000;
+    const progress = this.progress.get(task.id) ?? task.progress;
+    const now = this.clock.now();
+    if (now - progress.lastActivityAt < staleMs) return;
+    const last = (await this.host.recentMessages(task.id, 1)).at(-1);
+    const lastSeen = last ? Math.max(last.createdAt, last.completedAt ?? 0) : 0;
+    if (now - lastSeen < staleMs) {
+      this.progress.recordActivity(task.id, lastSeen);
+      return;
+    }
+    const minutes = this.config.staleAfterMinutes;
+    if (this.settle(task.id, "error", { error: `No activity for ${minutes} minute${minutes === 1 ? "" : "s"}: the task was stopped as stuck.` })) {
+      await this.host.abort(task.id).catch((error) => this.logError(`Could not abort stuck task ${task.id}`, error));
+    }
   }
 
   private onChildError(taskId: string, name: string, message: string): void {

@@ -43,5 +43,9 @@ export interface TaskStore {
   enqueueNotification(notification: PendingNotification): void;
   pendingNotifications(parentSessionID?: string): PendingNotification[];
   markDelivered(notificationId: string, at: number): void;
+  /** Puts a claimed notification back in the outbox (its delivery failed). */
+  markUndelivered(notificationId: string): void;
+  /** Runs fn as one write transaction: all of it is committed, or none. Serialises writers across connections. */
+  transaction<T>(fn: () => T): T;
   close(): void;
 }

@@ -114,6 +114,10 @@ export class SqliteTaskStore implements TaskStore {
     );
   }
 
+  markUndelivered(notificationId: string): void {
+    this.sql("UPDATE notifications SET delivered_at = NULL WHERE project_id = ? AND id = ?").run(this.projectId, notificationId);
+  }
+
   /**
    * Retention: removes settled tasks whose settledAt is before cutoffMs, with their events and
    * their delivered notifications (undelivered ones stay until delivered). Returns how many tasks.
