@@ -5,6 +5,7 @@ import { isSettled, transition, type ModelRef, type Task, type TaskStatus } from
 import { TaskError, errorMessage } from "./errors.ts";
 import { judgeCompletion } from "./completion-check.ts";
 import { ProgressTracker } from "./progress-tracker.ts";
+import { AnswerTracker } from "./answer-tracker.ts";
 import { SettleWaiters, type WaitOutcome } from "./settle-waiters.ts";
 import { ParentNotifier } from "./parent-notifier.ts";
 import { Poller } from "./poller.ts";
@@ -38,6 +39,7 @@ const RECENT_MESSAGES = 6;
 /** Owns the task lifecycle: launch, resume, cancel, completion, progress and parent notification. */
 export class TaskManager {
   readonly progress = new ProgressTracker();
+  private answers = new AnswerTracker();
   readonly waiters: SettleWaiters;
   readonly notifier: ParentNotifier;
   readonly poller: Poller;
@@ -189,7 +191,9 @@ export class TaskManager {
     if (event.type === "tool") {
       if (this.progress.recordTool(sessionID, event.callID, event.tool, now)) this.saveProgress(sessionID);
     } else this.progress.recordActivity(sessionID, now);
-    if (event.type === "idle" && this.config.idleEvents) void this.checkCompletion(sessionID);
+    if (event.type === "message") this.answers.recordMessage(sessionID, event.message);
+    if (event.type === "text") this.answers.recordText(sessionID, event.messageID, event.partID, event.text);
+    if (event.type === "idle" && this.config.idleEvents) void this.checkCompletion(sessionID, true);
     if (event.type === "error") this.onChildError(sessionID, event.name, event.message);
   }
 
@@ -211,20 +215,26 @@ export class TaskManager {
 
   /** Timers and listeners still held; zero when nothing is running or waiting. */
   debugCounts() {
-    return { pollTimer: this.poller.isRunning() ? 1 : 0, waiters: this.waiters.size(), trackedTasks: this.progress.size() };
+    return {
+      pollTimer: this.poller.isRunning() ? 1 : 0,
+      waiters: this.waiters.size(),
+      trackedTasks: this.progress.size() + this.answers.size(),
+    };
   }
 
   dispose(): void {
     this.poller.stop();
   }
 
-  async checkCompletion(taskId: string): Promise<void> {
+  /** With `fromEvents`, the answer seen in events is enough when it is final; else the host is asked. */
+  async checkCompletion(taskId: string, fromEvents = false): Promise<void> {
     if (this.checking.has(taskId)) return;
     this.checking.add(taskId);
     try {
       const task = this.store.get(taskId);
       if (!task || isSettled(task.status)) return;
-      const verdict = judgeCompletion(task, await this.host.recentMessages(taskId, RECENT_MESSAGES));
+      let verdict = fromEvents ? judgeCompletion(task, this.answers.recent(taskId)) : { kind: "pending" as const };
+      if (verdict.kind === "pending") verdict = judgeCompletion(task, await this.host.recentMessages(taskId, RECENT_MESSAGES));
       if (verdict.kind === "completed") this.settle(taskId, "completed", { result: verdict.result });
       if (verdict.kind === "error") this.settle(taskId, "error", { error: verdict.error });
     } catch (error) {
@@ -250,6 +260,7 @@ export class TaskManager {
     });
     if (!settled) return false;
     this.progress.release(taskId);
+    this.answers.release(taskId);
     this.waiters.notifySettled(taskId);
     void this.notifier.deliver(settled.parentSessionID);
     return true;

@@ -26,6 +26,8 @@ export type HostEvent =
   | { type: "error"; sessionID: string; name: string; message: string }
   | { type: "deleted"; sessionID: string }
   | { type: "tool"; sessionID: string; callID: string; tool: string }
+  | { type: "message"; sessionID: string; message: Omit<HostMessage, "text"> }
+  | { type: "text"; sessionID: string; messageID: string; partID: string; text: string }
   | { type: "activity"; sessionID: string };
 
 export type PromptInput = {

@@ -1,4 +1,5 @@
 import type { HostEvent, SessionActivity } from "./host.ts";
+import { isAnswerText, toMessageInfo } from "./message-info.ts";
 
 type RawEvent = { type?: string; properties?: Record<string, any> };
 
@@ -21,11 +22,10 @@ export function normalizeEvent(raw: unknown): HostEvent | undefined {
     }
     case "message.part.updated":
       return partEvent(p.part);
+    case "message.updated":
+      return messageEvent(p.info);
     case "message.part.delta":
-    case "message.updated": {
-      const sessionID = p.sessionID ?? p.info?.sessionID ?? p.part?.sessionID;
-      return sessionID ? { type: "activity", sessionID } : undefined;
-    }
+      return p.sessionID ? { type: "activity", sessionID: p.sessionID } : undefined;
     default:
       return undefined;
   }
@@ -46,5 +46,13 @@ function partEvent(part: any): HostEvent | undefined {
   if (part.type === "tool" && typeof part.callID === "string") {
     return { type: "tool", sessionID: part.sessionID, callID: part.callID, tool: String(part.tool) };
   }
+  if (isAnswerText(part) && typeof part.text === "string") {
+    return { type: "text", sessionID: part.sessionID, messageID: part.messageID, partID: part.id, text: part.text };
+  }
   return { type: "activity", sessionID: part.sessionID };
+}
+
+function messageEvent(info: any): HostEvent | undefined {
+  if (!info?.sessionID || !info.id || !info.time) return undefined;
+  return { type: "message", sessionID: info.sessionID, message: toMessageInfo(info) };
 }

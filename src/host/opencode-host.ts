@@ -1,5 +1,6 @@
 import type { createOpencodeClient } from "@opencode-ai/sdk";
 import type { ForkMessage } from "../fork/fork-types.ts";
+import { isAnswerText, toMessageInfo } from "./message-info.ts";
 import type { Host, HostAgent, HostMessage, PromptInput, SessionActivity } from "./host.ts";
 
 type Client = ReturnType<typeof createOpencodeClient>;
@@ -65,27 +66,10 @@ export function createOpencodeHost(client: Client): Host {
   };
 }
 
-type RawMessage = {
-  info: {
-    id: string;
-    role: "user" | "assistant";
-    time: { created: number; completed?: number };
-    finish?: string;
-    error?: { name?: string; data?: { message?: string } };
-  };
-  parts: Array<{ type: string; text?: string; synthetic?: boolean; ignored?: boolean }>;
-};
+type RawMessage = { info: any; parts: Array<{ type: string; text?: string; ignored?: boolean }> };
 
 function toHostMessage({ info, parts }: RawMessage): HostMessage {
-  return {
-    id: info.id,
-    role: info.role,
-    createdAt: info.time.created,
-    completedAt: info.time.completed,
-    toolCallsPending: info.finish === "tool-calls",
-    error: info.error ? info.error.data?.message || info.error.name || "unknown error" : undefined,
-    text: parts.filter((p) => p.type === "text" && !p.ignored).map((p) => p.text ?? "").join("\n"),
-  };
+  return { ...toMessageInfo(info), text: parts.filter(isAnswerText).map((p) => p.text ?? "").join("\n") };
 }
 
 /** For calls that answer with no body (204). */

@@ -71,6 +71,32 @@ describe("completion", () => {
     assert.deepEqual(notes[0].model, MODEL);
   });
 
+  it("settles from the answer seen in events, without reading the child's messages", async () => {
+    const f = coreFixture();
+    const id = await f.launch();
+    const now = f.clock.now();
+    f.host.messageCalls = 0;
+    f.host.emit({ type: "message", sessionID: id, message: { id: "msg_a1", role: "assistant", createdAt: now, toolCallsPending: false } });
+    f.host.emit({ type: "text", sessionID: id, messageID: "msg_a1", partID: "prt_1", text: "from events" });
+    f.host.emit({ type: "message", sessionID: id, message: { id: "msg_a1", role: "assistant", createdAt: now, completedAt: now, toolCallsPending: false } });
+    f.host.emit({ type: "idle", sessionID: id });
+    await f.flush();
+    assert.equal(f.store.get(id)!.result, "from events");
+    assert.equal(f.host.messageCalls, 0);
+  });
+
+  it("asks the host when the events show an unfinished step", async () => {
+    const f = coreFixture();
+    const id = await f.launch();
+    const now = f.clock.now();
+    f.host.emit({ type: "message", sessionID: id, message: { id: "msg_a1", role: "assistant", createdAt: now, completedAt: now, toolCallsPending: true } });
+    f.host.messageCalls = 0;
+    f.host.finishRun(id, "from the host");
+    await f.flush();
+    assert.equal(f.host.messageCalls, 1);
+    assert.equal(f.store.get(id)!.result, "from the host");
+  });
+
   it("ignores an idle that comes before the child answered", async () => {
     const f = coreFixture();
     const id = await f.launch();

@@ -1,0 +1,18 @@
+import type { HostMessage } from "./host.ts";
+
+/** The message info fields the core needs, from the host's message info (API answer or event). */
+export function toMessageInfo(info: any): Omit<HostMessage, "text"> {
+  return {
+    id: info.id,
+    role: info.role,
+    createdAt: info.time.created,
+    completedAt: info.time.completed,
+    toolCallsPending: info.finish === "tool-calls",
+    error: info.error ? info.error.data?.message || info.error.name || "unknown error" : undefined,
+  };
+}
+
+/** Text parts that the model produced and that count as its answer. */
+export function isAnswerText(part: { type: string; ignored?: boolean }): boolean {
+  return part.type === "text" && !part.ignored;
+}
