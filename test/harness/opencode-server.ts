@@ -8,6 +8,7 @@ import os, { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { createOpencodeClient, type OpencodeClient } from "@opencode-ai/sdk";
+import { createServer, type AddressInfo } from "node:net";
 
 const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const OPENCODE_BIN = join(PROJECT_ROOT, "node_modules/opencode-linux-x64/bin/opencode");
@@ -69,7 +70,7 @@ export interface OpencodeServer {
 
 export async function startOpencode(options: StartOptions): Promise<OpencodeServer> {
   const { homeDir, projectDir } = await prepareDirs(options);
-  const child = spawnServer(options, homeDir, projectDir);
+  const child = spawnServer(options, homeDir, projectDir, await freePort());
   const output = collectOutput(child);
   const started = Date.now();
   const removeDirs = () => removeOwnedRoot(homeDir);
@@ -187,7 +188,23 @@ function serverConfig(options: StartOptions): Record<string, unknown> {
   return { provider, model: "mock/mock-model", small_model: "mock/mock-model", plugin, snapshot: false, ...options.config };
 }
 
-function spawnServer(options: StartOptions, homeDir: string, projectDir: string): ChildProcess {
+/**
+ * A port the OS says is free. Not `--port 0`: OpenCode then tries 4096 first, and a server started
+ * right after another one stopped on 4096 got requests from this process that never reached it
+ * (seen: the event stream never connected), so every server gets a port of its own.
+ */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+function spawnServer(options: StartOptions, homeDir: string, projectDir: string, port: number): ChildProcess {
   const env = {
     ...inheritedEnv(),
     ...xdg(homeDir),
@@ -200,7 +217,7 @@ function spawnServer(options: StartOptions, homeDir: string, projectDir: string)
     OPENCODE_CONFIG_CONTENT: JSON.stringify(serverConfig(options)),
     ...options.env,
   };
-  const args = ["serve", "--hostname", "127.0.0.1", "--port", "0", "--print-logs", "--log-level", options.logLevel ?? "INFO"];
+  const args = ["serve", "--hostname", "127.0.0.1", "--port", String(port), "--print-logs", "--log-level", options.logLevel ?? "INFO"];
   const child = spawn(OPENCODE_BIN, args, { cwd: projectDir, env, stdio: ["ignore", "pipe", "pipe"] });
   liveServers.add(child);
   child.once("exit", () => liveServers.delete(child));

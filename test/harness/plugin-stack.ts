@@ -41,7 +41,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     env: options.env,
     ...options.reuse,
   });
-  const events = await subscribeEvents(server.client);
+  // The first request for a directory boots its instance (plugins included): allow for a slow machine.
+  const events = await subscribeEvents(server.client, 30_000).catch(async (error) => {
+    const log = (await server.logFile().catch(() => "")).split("\n").slice(-12).join("\n");
+    await server.stop();
+    throw new Error(`${error.message} (server ${server.url})\nlast server log lines:\n${log}`);
+  });
   const client = server.client;
 
   const stack: Stack = {
