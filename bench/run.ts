@@ -1,0 +1,33 @@
+/**
+ * Runs the benchmarks and prints each one's figures beside the baseline it measures in the same
+ * run. `npm run bench` runs all; `npm run bench -- notify|fork|store` runs one.
+ * The store runs twice: under Node (better-sqlite3, as the CLI) and under Bun (bun:sqlite, as
+ * inside OpenCode).
+ */
+import { spawnSync } from "node:child_process";
+import { runNotifyBench } from "./notify.ts";
+import { runForkBench } from "./fork.ts";
+import { runStoreBench } from "./store.ts";
+import { formatStoreBench } from "./store-report.ts";
+
+const benches: Record<string, () => Promise<void> | void> = {
+  fork: () => void runForkBench(),
+  store: () => {
+    console.log(formatStoreBench(runStoreBench()));
+    const bun = spawnSync("npx", ["bun", "bench/store.ts"], { stdio: "inherit" });
+    if (bun.status !== 0) throw new Error("the store benchmark under Bun failed");
+  },
+  notify: async () => void (await runNotifyBench()),
+};
+
+const chosen = process.argv.slice(2);
+const unknown = chosen.filter((name) => !(name in benches));
+if (unknown.length > 0) {
+  console.error(`Unknown benchmark(s): ${unknown.join(", ")}. Choose from: ${Object.keys(benches).join(", ")}.`);
+  process.exit(2);
+}
+for (const name of chosen.length > 0 ? chosen : Object.keys(benches)) {
+  console.log(`\n===== ${name} =====`);
+  await benches[name]();
+}
+process.exit(0);
