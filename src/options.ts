@@ -22,6 +22,16 @@ export type Options = {
   staleAfterMinutes: number;
   /** Settled tasks older than this are removed at start, in days. Default 30, range 1-3650. */
   retentionDays: number;
+  /** A task running longer than this is aborted and settled as error, in seconds. Default 1800, range 1-86400. */
+  maxRunSeconds: number;
+  /** Children running at once on one provider/model; more wait in a queue. Default 5, range 1-100. */
+  maxConcurrentPerModel: number;
+  /** Children running at once in all. Default 20, range 1-500. */
+  maxConcurrentTotal: number;
+  /** How deep background tasks may nest (a child launching its own). Default 2, range 1-10. */
+  maxDepth: number;
+  /** When the user aborts the parent (ESC), cancel its running children too. Default false. */
+  cancelChildrenOnParentAbort: boolean;
 };
 
 type NumberKey = { [K in keyof Options]: Options[K] extends number ? K : never }[keyof Options];
@@ -36,6 +46,10 @@ const NUMBER_RULES: Record<NumberKey, NumberRule> = {
   forkTokenCap: { default: 100_000, min: 1000, max: 2_000_000, unit: "tokens" },
   staleAfterMinutes: { default: 10, min: 1, max: 1440, unit: "minutes" },
   retentionDays: { default: 30, min: 1, max: 3650, unit: "days" },
+  maxRunSeconds: { default: 1800, min: 1, max: 86_400, unit: "seconds" },
+  maxConcurrentPerModel: { default: 5, min: 1, max: 100, unit: "tasks" },
+  maxConcurrentTotal: { default: 20, min: 1, max: 500, unit: "tasks" },
+  maxDepth: { default: 2, min: 1, max: 10, unit: "levels" },
 };
 
 export const DEFAULT_OPTIONS: Options = {
@@ -43,6 +57,7 @@ export const DEFAULT_OPTIONS: Options = {
   idleEvents: true,
   dbPath: "",
   onInterrupted: "resume",
+  cancelChildrenOnParentAbort: false,
 };
 
 export class OptionsError extends Error {
@@ -69,6 +84,7 @@ export function parseOptions(raw: unknown): Options {
     else problems.push(`"${key}" must be a number of ${rule.unit} from ${rule.min} to ${rule.max}, got ${JSON.stringify(value)}`);
   }
   readChoice(input, "idleEvents", [true, false], options, problems);
+  readChoice(input, "cancelChildrenOnParentAbort", [true, false], options, problems);
   readChoice(input, "onInterrupted", ["resume", "fail"], options, problems);
   if (input.dbPath !== undefined) {
     if (typeof input.dbPath === "string") options.dbPath = input.dbPath;
@@ -81,7 +97,7 @@ export function parseOptions(raw: unknown): Options {
   return options;
 }
 
-function readChoice<K extends "idleEvents" | "onInterrupted">(
+function readChoice<K extends "idleEvents" | "onInterrupted" | "cancelChildrenOnParentAbort">(
   input: Record<string, unknown>, key: K, allowed: Options[K][], options: Options, problems: string[],
 ): void {
   const value = input[key];

@@ -7,7 +7,7 @@ import { createOpencodeHost } from "./host/opencode-host.ts";
 import { normalizeEvent } from "./host/normalize-event.ts";
 import type { Host } from "./host/host.ts";
 import { buildTools } from "./tools/build-tools.ts";
-import { createForkPreparer } from "./fork/fork-preparer.ts";
+import { createForkSupport } from "./fork/fork-preparer.ts";
 import { ForkContextTransform } from "./fork/fork-context-transform.ts";
 import type { ForkMessage } from "./fork/fork-types.ts";
 import { SqliteTaskStore } from "./store/sqlite-task-store.ts";
@@ -30,7 +30,7 @@ export async function backgroundTasksPlugin(input: PluginInput, rawOptions?: unk
   }
   store.purgeOlderThan(Date.now() - options.retentionDays * DAY_MS);
   const forkLimits = { toolOutputLimit: options.forkToolOutputLimit, tokenCap: options.forkTokenCap };
-  const manager = new TaskManager(host, store, systemClock, options, createForkPreparer(host, forkLimits));
+  const manager = new TaskManager(host, store, systemClock, options, createForkSupport(host, forkLimits));
   const forkTransform = new ForkContextTransform(forkLimits);
   void manager.start();
   return {

@@ -17,7 +17,7 @@ Options:
                       (~/.local/share/... when XDG_DATA_HOME is unset). Use the plugin's dbPath
                       option here if you set one.
   --project <id>      Only tasks of this project.
-  --status <status>   Only tasks in these statuses: running, resumed, completed, error, cancelled.
+  --status <status>   Only tasks in these statuses: queued, running, resumed, completed, error, cancelled.
                       Repeat the option or separate with commas.
   --parent <session>  Only tasks launched from this parent session.
   --all               Include cleared tasks.

@@ -32,7 +32,7 @@ const ALLOWED_OPTIONS: Record<Exclude<CliCommand, "help">, string[]> = {
   export: ["db", "json"],
 };
 
-const STATUSES: Record<TaskStatus, true> = { running: true, resumed: true, completed: true, error: true, cancelled: true };
+const STATUSES: Record<TaskStatus, true> = { queued: true, running: true, resumed: true, completed: true, error: true, cancelled: true };
 
 export function parseCliArgs(argv: string[]): CliArgs {
   const { values, positionals } = parseStrict(argv);

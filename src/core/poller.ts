@@ -12,6 +12,7 @@ export class Poller {
     private intervalMs: number,
     private tick: () => Promise<void>,
     private shouldRun: () => boolean,
+    private onIdle: () => void = () => {},
   ) {}
 
   ensureRunning(): void {
@@ -37,6 +38,7 @@ export class Poller {
     } finally {
       this.timer = null;
       this.ensureRunning();
+      if (this.timer === null) this.onIdle();
     }
   }
 }

@@ -36,6 +36,16 @@ export class ProgressTracker {
     if (entry) entry.progress.lastActivityAt = now;
   }
 
+  setRetry(taskId: string, retry: TaskProgress["retry"]): void {
+    const entry = this.live.get(taskId);
+    if (entry) entry.progress.retry = retry;
+  }
+
+  setPermission(taskId: string, permission: string | undefined): void {
+    const entry = this.live.get(taskId);
+    if (entry) entry.progress.permission = permission;
+  }
+
   get(taskId: string): TaskProgress | undefined {
     const entry = this.live.get(taskId);
     return entry && { ...entry.progress, lastTools: [...entry.progress.lastTools] };

@@ -1,55 +1,73 @@
-import type { Clock } from "./clock.ts";
-import type { Host, HostMessage } from "../host/host.ts";
-import type { TaskStore } from "./task-store.ts";
-import type { Task, TaskStatus } from "./task.ts";
+import type { HostMessage } from "../host/host.ts";
+import type { Task } from "./task.ts";
+import { isSettled } from "./task.ts";
 import { judgeCompletion } from "./completion-check.ts";
+import type { TaskLifecycle } from "./task-lifecycle.ts";
 
 export const CONTINUE_PROMPT =
   "OpenCode was restarted while you were working on this task. Continue where you left off and finish the task.";
 
-export type RecoveryTarget = {
-  host: Host;
-  store: TaskStore;
-  clock: Clock;
-  onInterrupted: "resume" | "fail";
-  settle(taskId: string, to: TaskStatus, fields: { result?: string; error?: string }): boolean;
-  /** Prompts an interrupted child to continue (once, even with two plugin instances) and notes it for the parent. */
-  continueInterrupted(task: Task): Promise<void>;
-};
-
 /**
  * Brings every task still marked running or resumed in line with the host after a (re)start:
  * a finished child is settled, a gone child fails, a busy one is left to finish, and one that
- * stopped mid-run is resumed or failed according to `onInterrupted`.
+ * stopped mid-run is told to continue or failed, by `onInterrupted`. Queued tasks simply stay
+ * queued for the scheduler.
  */
-export async function recoverTasks(target: RecoveryTarget, active: Task[]): Promise<void> {
+export async function recoverTasks(life: TaskLifecycle, onInterrupted: "resume" | "fail"): Promise<void> {
+  const active = life.activeTasks();
   if (active.length === 0) return;
-  const statuses = await target.host.statuses();
+  const statuses = await life.host.statuses();
   for (const task of active) {
     if (statuses[task.id]) continue;
-    if (!(await target.host.sessionExists(task.id))) {
-      target.settle(task.id, "error", { error: "The child session no longer exists; it was lost while OpenCode was not running." });
+    if (!(await life.host.sessionExists(task.id))) {
+      life.settle(task.id, "error", { error: "The child session no longer exists; it was lost while OpenCode was not running." });
       continue;
     }
-    const recent = await target.host.recentMessages(task.id, 6);
+    const recent = await life.host.recentMessages(task.id, 6);
     const verdict = judgeCompletion(task, recent);
-    if (verdict.kind === "completed") target.settle(task.id, "completed", { result: verdict.result });
-    else if (verdict.kind === "error") target.settle(task.id, "error", { error: verdict.error });
-    else await handleInterrupted(target, task, recent);
+    if (verdict.kind === "completed") life.settle(task.id, "completed", { result: verdict.result });
+    else if (verdict.kind === "error") life.settle(task.id, "error", { error: verdict.error });
+    else if (!isFreshPrompt(task, recent, life.clock.now())) await handleInterrupted(life, task, onInterrupted);
   }
 }
 
-async function handleInterrupted(target: RecoveryTarget, task: Task, recent: HostMessage[]): Promise<void> {
-  if (isFreshPrompt(task, recent, target.clock.now())) return; // just launched: the run is about to start
-  if (target.onInterrupted === "fail") {
-    target.settle(task.id, "error", { error: "Interrupted: OpenCode stopped while the task was running (onInterrupted is \"fail\")." });
-  } else {
-    await target.continueInterrupted(task);
+async function handleInterrupted(life: TaskLifecycle, task: Task, onInterrupted: "resume" | "fail"): Promise<void> {
+  if (onInterrupted === "fail") {
+    life.settle(task.id, "error", { error: 'Interrupted: OpenCode stopped while the task was running (onInterrupted is "fail").' });
+    return;
   }
+  const claimed = claimContinue(life, task);
+  if (!claimed) return;
+  life.progress.release(task.id);
+  life.progress.track(task.id, claimed.progress);
+  void life.notifier.deliver(claimed.parentSessionID);
+  await life.sendPrompt(claimed, CONTINUE_PROMPT).catch((error) => life.logError(`Could not resume interrupted task ${task.id}`, error));
+}
+
+/** Marks the task as told to continue, once even with two plugin instances, and queues a note for its parent. */
+function claimContinue(life: TaskLifecycle, task: Task): Task | undefined {
+  const { store, clock, notifier } = life;
+  return store.transaction(() => {
+    const current = store.get(task.id);
+    if (!current || current.promptedAt !== task.promptedAt || isSettled(current.status)) return undefined;
+    current.promptedAt = clock.now();
+    current.progress.lastActivityAt = current.promptedAt;
+    store.save(current);
+    store.appendEvent({ taskId: task.id, at: current.promptedAt, kind: "interrupted", detail: "told to continue" });
+    notifier.recordNote(current, `interrupted-${current.promptedAt}`, interruptedNote(current));
+    return current;
+  });
+}
+
+function interruptedNote(task: Task): string {
+  return [
+    `<background-task-notification task_id="${task.id}" status="${task.status}">`,
+    `Background task "${task.description}" was interrupted by an OpenCode restart and has been told to continue. You will be notified when it finishes.`,
+    "</background-task-notification>",
+  ].join("\n");
 }
 
 /** A prompt sent in the last few seconds whose run has not started yet is not an interruption. */
 function isFreshPrompt(task: Task, recent: HostMessage[], now: number): boolean {
-  const last = recent.at(-1);
-  return last?.role === "user" && now - task.promptedAt < 5000;
+  return recent.at(-1)?.role === "user" && now - task.promptedAt < 5000;
 }

@@ -1,6 +1,6 @@
 /** A background task: one child session working for a parent session. */
 
-export type TaskStatus = "running" | "completed" | "error" | "cancelled" | "resumed";
+export type TaskStatus = "queued" | "running" | "completed" | "error" | "cancelled" | "resumed";
 
 export const SETTLED_STATUSES: readonly TaskStatus[] = ["completed", "error", "cancelled"];
 
@@ -13,6 +13,10 @@ export type TaskProgress = {
   lastTools: string[];
   /** Epoch ms of the last event seen from the child session. */
   lastActivityAt: number;
+  /** While OpenCode retries a failed model call (live only, not stored). */
+  retry?: { attempt: number; message: string; nextAt?: number };
+  /** A permission the child is waiting for (live only, not stored). */
+  permission?: string;
 };
 
 export type Task = {
@@ -35,7 +39,7 @@ export type Task = {
   error?: string;
   progress: TaskProgress;
   createdAt: number;
-  /** Epoch ms of the latest prompt sent to the child (launch or resume). */
+  /** Epoch ms of the latest prompt sent to the child (start or resume); while queued, the launch time. */
   promptedAt: number;
   settledAt?: number;
   retrievedAt?: number;
@@ -43,6 +47,7 @@ export type Task = {
 };
 
 const ALLOWED: Record<TaskStatus, readonly TaskStatus[]> = {
+  queued: ["running", "cancelled", "error"],
   running: ["completed", "error", "cancelled"],
   resumed: ["completed", "error", "cancelled"],
   completed: ["resumed"],

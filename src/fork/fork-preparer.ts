@@ -1,5 +1,5 @@
 import type { Host } from "../host/host.ts";
-import type { ForkPreparer } from "../core/task-manager.ts";
+import type { ForkSupport } from "../core/task-manager.ts";
 import { processForkContext } from "./process-fork-context.ts";
 import { buildForkPreamble } from "./fork-preamble.ts";
 import { forkPromptText } from "./fork-notice.ts";
@@ -10,11 +10,17 @@ import { reserveFor, type ForkLimits } from "./fork-limits.ts";
  * before it), and builds the child's first prompt: the preamble, told what was cut, then the task.
  * The cutting itself happens on every model request of the child (see ForkContextTransform).
  */
-export function createForkPreparer(host: Host, limits: ForkLimits): ForkPreparer {
-  return async ({ parentSessionID, parentMessageID, prompt, title }) => {
-    const { id } = await host.forkSession({ sessionID: parentSessionID, messageID: parentMessageID, title });
-    const history = await host.sessionHistory(id);
-    const { stats } = processForkContext(history, { ...limits, reserveTokens: reserveFor(prompt) });
-    return { sessionID: id, promptText: forkPromptText(buildForkPreamble(stats), prompt) };
+export function createForkSupport(host: Host, limits: ForkLimits): ForkSupport {
+  return {
+    async fork({ parentSessionID, parentMessageID, title }) {
+      return (await host.forkSession({ sessionID: parentSessionID, messageID: parentMessageID, title })).id;
+    },
+    // Called when the task starts (it may have waited in the queue); nothing is added to the fork
+    // before that, so the statistics, and the text, are the same whenever it is built.
+    async firstPrompt(sessionID, prompt) {
+      const history = await host.sessionHistory(sessionID);
+      const { stats } = processForkContext(history, { ...limits, reserveTokens: reserveFor(prompt) });
+      return forkPromptText(buildForkPreamble(stats), prompt);
+    },
   };
 }

@@ -22,7 +22,9 @@ export type SessionActivity = "busy" | "retry" | "idle";
 /** What the core hears from the host, already normalised from the host's event shapes. */
 export type HostEvent =
   | { type: "idle"; sessionID: string }
-  | { type: "status"; sessionID: string; status: SessionActivity }
+  | { type: "status"; sessionID: string; status: SessionActivity; retry?: { attempt: number; message: string; nextAt?: number } }
+  | { type: "permission"; sessionID: string; title: string }
+  | { type: "permission-replied"; sessionID: string }
   | { type: "error"; sessionID: string; name: string; message: string }
   | { type: "deleted"; sessionID: string }
   | { type: "tool"; sessionID: string; callID: string; tool: string }

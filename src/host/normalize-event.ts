@@ -13,7 +13,12 @@ export function normalizeEvent(raw: unknown): HostEvent | undefined {
     case "session.idle":
       return p.sessionID ? { type: "idle", sessionID: p.sessionID } : undefined;
     case "session.status":
-      return p.sessionID ? { type: "status", sessionID: p.sessionID, status: activity(p.status?.type) } : undefined;
+      return p.sessionID ? statusEvent(p.sessionID, p.status) : undefined;
+    case "permission.asked":
+    case "permission.updated":
+      return p.sessionID ? { type: "permission", sessionID: p.sessionID, title: permissionTitle(p) } : undefined;
+    case "permission.replied":
+      return p.sessionID ? { type: "permission-replied", sessionID: p.sessionID } : undefined;
     case "session.error":
       return p.sessionID ? sessionError(p.sessionID, p.error) : undefined;
     case "session.deleted": {
@@ -33,6 +38,21 @@ export function normalizeEvent(raw: unknown): HostEvent | undefined {
 
 function activity(type: unknown): SessionActivity {
   return type === "busy" || type === "retry" ? type : "idle";
+}
+
+function statusEvent(sessionID: string, status: any): HostEvent {
+  const type = activity(status?.type);
+  if (type !== "retry") return { type: "status", sessionID, status: type };
+  const retry = { attempt: Number(status.attempt ?? 0), message: String(status.message ?? ""), nextAt: typeof status.next === "number" ? status.next : undefined };
+  return { type: "status", sessionID, status: type, retry };
+}
+
+/** v2 `permission.asked` has `permission` and `patterns`; v1 `permission.updated` has `title` and `pattern`. */
+function permissionTitle(p: any): string {
+  if (typeof p.title === "string" && p.title) return p.title;
+  const what = String(p.permission ?? p.type ?? "a permission");
+  const patterns = [p.patterns ?? p.pattern ?? []].flat().filter(Boolean).join(", ");
+  return patterns ? `${what} (${patterns})` : what;
 }
 
 function sessionError(sessionID: string, error: any): HostEvent {

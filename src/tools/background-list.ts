@@ -10,7 +10,7 @@ export function backgroundListTool({ manager, clock, onCrash }: Deps) {
     name: "background_list",
     description: "List this session's background tasks: id, status, description, elapsed time and progress. (forked)/(resumed) follow the id when they apply.",
     args: (s) => ({
-      status: s.enum(["running", "completed", "error", "cancelled", "resumed"]).optional().describe("Only tasks with this status"),
+      status: s.enum(["queued", "running", "completed", "error", "cancelled", "resumed"]).optional().describe("Only tasks with this status"),
     }),
     onCrash,
     async run(args, call) {

@@ -34,8 +34,9 @@ export function backgroundTaskTool({ manager, onCrash }: Deps) {
         parentSessionID: call.sessionID, parentMessageID: call.messageID, parentAgent: call.agent,
         parentModel: call.model, description: args.description, prompt: args.prompt, agent: args.agent, fork: args.fork,
       });
+      const queued = task.status === "queued" ? " (queued: the concurrency limit is reached; it starts when a slot frees)" : "";
       return [
-        `Launched background task ${manager.shownId(task)}${task.isForked ? " (forked)" : ""}: ${task.description}`,
+        `Launched background task ${manager.shownId(task)}${task.isForked ? " (forked)" : ""}: ${task.description}${queued}`,
         `task_id: ${task.id}`,
         `batch: ${task.batchId}`,
         "It runs in the background; you will be notified here when it finishes. Use background_output to check on it.",

@@ -10,9 +10,13 @@ export function elapsed(task: Task, now: number): string {
 }
 
 export function progressLine(task: Task, now: number): string {
-  const { toolCalls, lastTools, lastActivityAt } = task.progress;
+  if (task.status === "queued") return "waiting for a free slot (maxConcurrentPerModel / maxConcurrentTotal)";
+  const { toolCalls, lastTools, lastActivityAt, retry, permission } = task.progress;
   const tools = lastTools.length > 0 ? `, last: ${lastTools.join(", ")}` : "";
-  return `${toolCalls} tool call${toolCalls === 1 ? "" : "s"}${tools}; last activity ${formatDuration(now - lastActivityAt)} ago`;
+  const parts = [`${toolCalls} tool call${toolCalls === 1 ? "" : "s"}${tools}; last activity ${formatDuration(now - lastActivityAt)} ago`];
+  if (retry) parts.push(`model call failed, retry attempt ${retry.attempt}${retry.nextAt ? ` in ${formatDuration(Math.max(0, retry.nextAt - now))}` : ""}: ${retry.message}`);
+  if (permission) parts.push(`WAITING FOR PERMISSION: ${permission} (answer it in the child session)`);
+  return parts.join("; ");
 }
 
 /** One line of background_list. */

@@ -214,7 +214,7 @@ describe("opencode-background-tasks CLI", () => {
     const cases: [string[], RegExp][] = [
       [[], /No command given/],
       [["frob"], /Unknown command 'frob'\. Commands: list, show, export\./],
-      [["list", "--status", "done"], /Unknown status 'done'\. Statuses: running, resumed, completed, error, cancelled\./],
+      [["list", "--status", "done"], /Unknown status 'done'\. Statuses: queued, running, resumed, completed, error, cancelled\./],
       [["show"], /show needs a task id/],
       [["show", "a", "b"], /show takes one task id/],
       [["show", "a", "--status", "running"], /--status does not apply to show/],

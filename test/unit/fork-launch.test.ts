@@ -2,7 +2,8 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { coreFixture, PARENT } from "../helpers/core-fixture.ts";
 import { MemoryTaskStore } from "../../src/core/memory-task-store.ts";
-import { createForkPreparer } from "../../src/fork/fork-preparer.ts";
+import { createForkSupport } from "../../src/fork/fork-preparer.ts";
+import type { ForkSupport } from "../../src/core/task-manager.ts";
 import { ForkContextTransform } from "../../src/fork/fork-context-transform.ts";
 import { forkPromptText } from "../../src/fork/fork-notice.ts";
 import type { ForkMessage } from "../../src/fork/fork-types.ts";
@@ -21,9 +22,12 @@ function turn(n: number, output: string): ForkMessage[] {
 }
 
 function forkFixture() {
-  let preparer: ReturnType<typeof createForkPreparer> | undefined;
-  const f = coreFixture({}, new MemoryTaskStore(), (input) => preparer!(input));
-  preparer = createForkPreparer(f.host as unknown as Host, LIMITS);
+  let forks: ForkSupport | undefined;
+  const f = coreFixture({}, new MemoryTaskStore(), {
+    fork: (input) => forks!.fork(input),
+    firstPrompt: (id, prompt) => forks!.firstPrompt(id, prompt),
+  });
+  forks = createForkSupport(f.host as unknown as Host, LIMITS);
   f.host.histories.set(PARENT, [...turn(1, "x".repeat(9000)), ...turn(2, "short")]);
   return f;
 }

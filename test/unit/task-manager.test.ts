@@ -47,7 +47,7 @@ describe("launch", () => {
     const f = coreFixture();
     f.host.failPrompt = true;
     const out = await f.call("background_task", { description: "d", prompt: "p", agent: "general" });
-    assert.match(out, /did not accept the prompt: prompt refused/);
+    assert.match(out, /did not start: .*prompt refused/);
     assert.equal(f.store.list()[0].status, "error");
   });
 });

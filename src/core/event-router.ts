@@ -1,0 +1,91 @@
+import type { HostEvent } from "../host/host.ts";
+import { isSettled, type Task } from "./task.ts";
+import type { TaskLifecycle } from "./task-lifecycle.ts";
+
+export type RouterConfig = { idleEvents: boolean; cancelChildrenOnParentAbort: boolean };
+
+/**
+ * Feeds host events into the core: parent activity (for holding notifications), children's
+ * progress and answers, completion on idle, errors, permission requests, deletions and aborts.
+ * Events of sessions the plugin does not know cost a map lookup and nothing else.
+ */
+export class EventRouter {
+  constructor(private life: TaskLifecycle, private config: RouterConfig) {}
+
+  handle(event: HostEvent): void {
+    this.trackParentActivity(event);
+    if (event.type === "deleted") this.onSessionDeleted(event.sessionID);
+    if (event.type === "error" && event.name === "MessageAbortedError") this.onParentAborted(event.sessionID);
+    if (this.life.progress.isTracked(event.sessionID)) this.onChildEvent(event);
+  }
+
+  private trackParentActivity(event: HostEvent): void {
+    const { notifier } = this.life;
+    if (event.type === "status") notifier.setActivity(event.sessionID, event.status);
+    if (event.type === "idle") notifier.setActivity(event.sessionID, "idle");
+    if (event.type === "idle" || (event.type === "status" && event.status === "idle")) void notifier.deliver(event.sessionID);
+  }
+
+  private onChildEvent(event: HostEvent): void {
+    const { progress, answers, clock } = this.life;
+    const id = event.sessionID;
+    const now = clock.now();
+    if (event.type === "tool") {
+      if (progress.recordTool(id, event.callID, event.tool, now)) this.saveProgress(id);
+    } else progress.recordActivity(id, now);
+    if (event.type === "message") answers.recordMessage(id, event.message);
+    if (event.type === "text") answers.recordText(id, event.messageID, event.partID, event.text);
+    if (event.type === "status") progress.setRetry(id, event.status === "retry" ? event.retry : undefined);
+    if (event.type === "permission") this.onPermissionAsked(id, event.title);
+    if (event.type === "permission-replied") progress.setPermission(id, undefined);
+    if (event.type === "idle" && this.config.idleEvents) void this.life.checkCompletion(id, true);
+    if (event.type === "error") this.onChildError(id, event.name, event.message);
+  }
+
+  private onChildError(taskId: string, name: string, message: string): void {
+    if (name === "MessageAbortedError") this.life.settle(taskId, "cancelled", { error: "The child session was aborted." });
+    else this.life.settle(taskId, "error", { error: message || name });
+  }
+
+  private onPermissionAsked(taskId: string, title: string): void {
+    this.life.progress.setPermission(taskId, title);
+    const task = this.life.store.get(taskId);
+    if (!task) return;
+    void this.life.host
+      .toast({ title: "Background task needs permission", message: `"${task.description}" is waiting for: ${title}`, variant: "warning" })
+      .catch((error) => this.life.logError("Could not show a toast", error));
+  }
+
+  private onParentAborted(sessionID: string): void {
+    if (!this.config.cancelChildrenOnParentAbort) return;
+    const children = this.life.store.list({ parentSessionID: sessionID, statuses: ["queued", "running", "resumed"], includeCleared: true });
+    for (const child of queuedFirst(children)) void this.life.cancel(child, "The parent session was aborted (cancelChildrenOnParentAbort).");
+  }
+
+  private onSessionDeleted(sessionID: string): void {
+    const { store, clock } = this.life;
+    if (this.life.progress.isTracked(sessionID)) this.life.settle(sessionID, "error", { error: "The child session was deleted." });
+    const children = store.list({ parentSessionID: sessionID, includeCleared: true });
+    if (children.length === 0) return;
+    for (const child of queuedFirst(children)) {
+      if (!isSettled(child.status)) void this.life.cancel(child, "The parent session was deleted.");
+    }
+    for (const notification of store.pendingNotifications(sessionID)) store.markDelivered(notification.id, clock.now());
+    for (const child of children) store.remove(child.id);
+    this.life.notifier.forget(sessionID);
+  }
+
+  private saveProgress(taskId: string): void {
+    const { store, progress } = this.life;
+    const task = store.get(taskId);
+    const live = progress.get(taskId);
+    if (!task || !live || isSettled(task.status)) return;
+    task.progress = live;
+    store.save(task);
+  }
+}
+
+/** Cancelling a running task frees a slot at once: queued siblings must go first, or one would start. */
+function queuedFirst(tasks: Task[]): Task[] {
+  return [...tasks.filter((t) => t.status === "queued"), ...tasks.filter((t) => t.status !== "queued")];
+}

@@ -1,0 +1,120 @@
+import type { Clock } from "./clock.ts";
+import type { Host } from "../host/host.ts";
+import type { TaskStore } from "./task-store.ts";
+import { isSettled, transition, type Task, type TaskStatus } from "./task.ts";
+import { TaskError, errorMessage } from "./errors.ts";
+import { judgeCompletion, type CompletionVerdict } from "./completion-check.ts";
+import { ProgressTracker } from "./progress-tracker.ts";
+import { AnswerTracker } from "./answer-tracker.ts";
+import { SettleWaiters } from "./settle-waiters.ts";
+import { ParentNotifier } from "./parent-notifier.ts";
+import { shortestUniquePrefix } from "./task-ids.ts";
+
+export const ACTIVE: TaskStatus[] = ["running", "resumed"];
+const RECENT_MESSAGES = 6;
+
+/**
+ * The shared state of the task core and the moves every part of it makes: settling a task (the
+ * one place a task ends), prompting a child, judging completion. The manager, the scheduler, the
+ * watcher and the event router all work through it.
+ */
+export class TaskLifecycle {
+  readonly progress = new ProgressTracker();
+  readonly answers = new AnswerTracker();
+  readonly waiters: SettleWaiters;
+  readonly notifier: ParentNotifier;
+  /** Called after every settle, once it is committed (frees a concurrency slot). */
+  onSettled: () => void = () => {};
+  private checking = new Set<string>();
+
+  constructor(
+    readonly host: Host,
+    readonly store: TaskStore,
+    readonly clock: Clock,
+    resultCapChars: number,
+  ) {
+    this.waiters = new SettleWaiters(clock);
+    this.notifier = new ParentNotifier({
+      host, store, clock,
+      resultCap: resultCapChars,
+      shownId: (task) => this.shownId(task),
+      onError: (message, error) => this.logError(message, error),
+    });
+    for (const task of this.activeTasks()) this.progress.track(task.id, task.progress);
+  }
+
+  /** Commits the settle and its notification together, then tells the parent. False when already settled. */
+  settle(taskId: string, to: TaskStatus, fields: { result?: string; error?: string }): boolean {
+    const settled = this.store.transaction(() => {
+      const task = this.store.get(taskId);
+      if (!task || isSettled(task.status)) return undefined;
+      const now = this.clock.now();
+      transition(task, to, now);
+      Object.assign(task, fields, { progress: this.progress.get(taskId) ?? task.progress });
+      this.store.save(task);
+      this.store.appendEvent({ taskId, at: now, kind: `status:${to}`, detail: fields.error });
+      const siblingsBusy = this.store.list({ parentSessionID: task.parentSessionID, statuses: ["queued", ...ACTIVE], includeCleared: true }).length > 0;
+      this.notifier.record(task, to === "error" || (to === "completed" && !siblingsBusy));
+      return task;
+    });
+    if (!settled) return false;
+    this.progress.release(taskId);
+    this.answers.release(taskId);
+    this.waiters.notifySettled(taskId);
+    void this.notifier.deliver(settled.parentSessionID);
+    this.onSettled();
+    return true;
+  }
+
+  async cancel(task: Task, reason?: string): Promise<boolean> {
+    const wasQueued = task.status === "queued";
+    if (!this.settle(task.id, "cancelled", { error: reason })) return false;
+    if (wasQueued) return true;
+    await this.host.abort(task.id).catch((error) => this.logError(`Could not abort child session ${task.id}`, error));
+    return true;
+  }
+
+  async sendPrompt(task: Task, text: string): Promise<void> {
+    try {
+      await this.host.prompt({ sessionID: task.id, text, agent: task.agent, model: task.model });
+    } catch (error) {
+      this.settle(task.id, "error", { error: `Could not send the prompt: ${errorMessage(error)}` });
+      throw new TaskError(`The child session did not accept the prompt: ${errorMessage(error)}`);
+    }
+  }
+
+  /** With `fromEvents`, the answer seen in events is enough when it is final; else the host is asked. */
+  async checkCompletion(taskId: string, fromEvents = false): Promise<void> {
+    if (this.checking.has(taskId)) return;
+    this.checking.add(taskId);
+    try {
+      const task = this.store.get(taskId);
+      if (!task || !ACTIVE.includes(task.status)) return;
+      let verdict: CompletionVerdict = fromEvents ? judgeCompletion(task, this.answers.recent(taskId)) : { kind: "pending" };
+      if (verdict.kind === "pending") verdict = judgeCompletion(task, await this.host.recentMessages(taskId, RECENT_MESSAGES));
+      if (verdict.kind === "completed") this.settle(taskId, "completed", { result: verdict.result });
+      if (verdict.kind === "error") this.settle(taskId, "error", { error: verdict.error });
+    } catch (error) {
+      this.logError(`Could not check task ${taskId}`, error);
+    } finally {
+      this.checking.delete(taskId);
+    }
+  }
+
+  activeTasks(): Task[] {
+    return this.store.list({ statuses: ACTIVE, includeCleared: true });
+  }
+
+  shownId(task: Task): string {
+    return shortestUniquePrefix(task.id, this.store.list({ includeCleared: true }).map((t) => t.id));
+  }
+
+  logError(message: string, error: unknown): void {
+    this.log("error", message, { error: errorMessage(error) });
+  }
+
+  log(level: "info" | "error", message: string, extra: Record<string, unknown>): void {
+    // If logging itself fails there is nowhere left to report it; the host must not see a throw.
+    this.host.log(level, message, extra).catch(() => undefined);
+  }
+}

@@ -1,0 +1,64 @@
+import type { Task } from "./task.ts";
+import { formatDuration } from "./format-duration.ts";
+import type { TaskLifecycle } from "./task-lifecycle.ts";
+
+export type WatchLimits = { staleAfterMinutes: number; maxRunSeconds: number };
+
+/**
+ * The polling side of the core, one pass per poll: a single status call for every session,
+ * then held notifications go to parents that are idle, running tasks whose idle event was
+ * missed are checked, and tasks past their time limit or stuck without activity are stopped.
+ */
+export class TaskWatch {
+  constructor(private life: TaskLifecycle, private limits: WatchLimits) {}
+
+  async poll(): Promise<void> {
+    const { host, notifier } = this.life;
+    try {
+      const statuses = await host.statuses();
+      for (const parent of notifier.waitingParents()) {
+        notifier.setActivity(parent, statuses[parent] ?? "idle");
+        if (!statuses[parent]) await notifier.deliver(parent);
+      }
+      const active = this.life.activeTasks();
+      await Promise.all(active.filter((t) => !statuses[t.id]).map((t) => this.life.checkCompletion(t.id)));
+      await Promise.all(this.life.activeTasks().map((t) => this.enforceLimits(t)));
+    } catch (error) {
+      this.life.logError("Background task poll failed", error);
+    }
+  }
+
+  private async enforceLimits(task: Task): Promise<void> {
+    try {
+      const now = this.life.clock.now();
+      const maxRunMs = this.limits.maxRunSeconds * 1000;
+      if (now - task.promptedAt >= maxRunMs) {
+        await this.stop(task, `Timed out after ${formatDuration(maxRunMs)} (maxRunSeconds is ${this.limits.maxRunSeconds}).`);
+      } else if (await this.isStale(task, now)) {
+        const minutes = this.limits.staleAfterMinutes;
+        await this.stop(task, `No activity for ${minutes} minute${minutes === 1 ? "" : "s"}: the task was stopped as stuck.`);
+      }
+    } catch (error) {
+      this.life.logError(`Could not check the limits of task ${task.id}`, error);
+    }
+  }
+
+  /** Stale when no event came for staleAfterMinutes and the session itself shows nothing newer. */
+  private async isStale(task: Task, now: number): Promise<boolean> {
+    const staleMs = this.limits.staleAfterMinutes * 60_000;
+    const progress = this.life.progress.get(task.id) ?? task.progress;
+    if (now - progress.lastActivityAt < staleMs) return false;
+    const last = (await this.life.host.recentMessages(task.id, 1)).at(-1);
+    const lastSeen = last ? Math.max(last.createdAt, last.completedAt ?? 0) : 0;
+    if (now - lastSeen < staleMs) {
+      this.life.progress.recordActivity(task.id, lastSeen);
+      return false;
+    }
+    return true;
+  }
+
+  private async stop(task: Task, reason: string): Promise<void> {
+    if (!this.life.settle(task.id, "error", { error: reason })) return;
+    await this.life.host.abort(task.id).catch((error) => this.life.logError(`Could not abort task ${task.id}`, error));
+  }
+}
