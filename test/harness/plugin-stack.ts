@@ -30,6 +30,8 @@ export type StackOptions = {
   mock?: MockModel;
   reuse?: Pick<StartOptions, "homeDir" | "projectDir">;
   env?: Record<string, string>;
+  /** Extra OpenCode config, shallow-merged over the harness's. */
+  config?: Record<string, unknown>;
 };
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
@@ -39,6 +41,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     pluginDir: PACKAGE_DIR,
     pluginOptions: options.pluginOptions ?? {},
     env: options.env,
+    config: options.config,
     ...options.reuse,
   });
   // The first request for a directory boots its instance (plugins included): allow for a slow machine.
@@ -105,6 +108,11 @@ export async function toolOutputs(stack: Stack, sessionID: string, tool: string)
   return all.flatMap((m) => m.parts)
     .filter((p) => p.type === "tool" && p.tool === tool && p.state?.status === "completed")
     .map((p) => String(p.state.output));
+}
+
+/** The plugin's database in a server's private home (the default dbPath). */
+export function pluginDbPath(server: OpencodeServer): string {
+  return `${server.homeDir}/.local/share/opencode-background-tasks/tasks.db`;
 }
 
 export { waitUntil };

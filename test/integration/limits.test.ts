@@ -1,0 +1,123 @@
+import { describe, it, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startStack, call, taskIdsIn, toolOutputs, waitUntil, pluginDbPath, type Stack } from "../harness/plugin-stack.ts";
+import { defaultResponder, lastUserText, type MockRequest } from "../harness/mock-model.ts";
+import { TaskReader } from "../../src/store/task-reader.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const task = (description: string, prompt: string) => call("background_task", { description, prompt, agent: "general" });
+
+describe("limits and faults on the real host", () => {
+  let stack: Stack;
+  const childInFlight = { current: 0, peak: 0 };
+  const failedOnce = new Set<string>();
+
+  // Children's answers are timed here, so the in-flight count covers exactly the children's calls.
+  async function responder(req: MockRequest) {
+    const text = lastUserText(req);
+    const fan = text.match(/^FANOUT (\d+)$/m);
+    if (fan && !req.body.messages.some((m) => m.role === "assistant")) {
+      childInFlight.current++;
+      childInFlight.peak = Math.max(childInFlight.peak, childInFlight.current);
+      await sleep(250);
+      childInFlight.current--;
+      return { text: `fan result ${fan[1]}` };
+    }
+    const flaky = text.match(/^FLAKY (\w+)$/m);
+    if (flaky && !failedOnce.has(flaky[1])) {
+      failedOnce.add(flaky[1]);
+      return { error: { status: 500 as const, message: "temporary outage" } };
+    }
+    if (flaky) return { text: `recovered ${flaky[1]}` };
+    return defaultResponder(req);
+  }
+
+  before(async () => {
+    stack = await startStack({
+      responder,
+      pluginOptions: { maxConcurrentPerModel: 5, maxConcurrentTotal: 20, maxRunSeconds: 4, pollIntervalMs: 500 },
+      config: { permission: { bash: "ask" } },
+    });
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+
+  const noteFor = (parent: string, id: string, what: string) =>
+    waitUntil(async () => (await stack.notifications(parent)).find((n) => n.includes(`task_id="${id}"`) && !n.includes("interrupted")), { timeoutMs: 30_000, what });
+
+  it("50 tasks with a concurrency of 5: never more than 5 children at the model, started in order, each result delivered once", async () => {
+    const parent = await stack.newSession("parent: fan-out 50");
+    const lines = Array.from({ length: 50 }, (_, i) => task(`fan ${i}`, `FANOUT ${i}`));
+    await stack.say(parent, lines.join("\n"));
+    const ids = (await toolOutputs(stack, parent, "background_task")).flatMap(taskIdsIn);
+    assert.equal(ids.length, 50);
+    await waitUntil(async () => {
+      const notes = (await stack.notifications(parent)).join("\n");
+      return ids.every((id) => notes.includes(id));
+    }, { timeoutMs: 90_000, intervalMs: 250, what: "all 50 notifications" });
+    assert.ok(childInFlight.peak <= 5, `peak of children at the model: ${childInFlight.peak}`);
+    assert.equal(childInFlight.peak, 5, "the limit was actually reached");
+    const notes = await stack.notifications(parent);
+    for (let i = 0; i < 50; i++) assert.equal(notes.filter((n) => n.includes(`fan result ${i}\n`)).length, 1, `result ${i} delivered once`);
+
+    const reader = TaskReader.open(pluginDbPath(stack.server));
+    try {
+      const started = reader.allEvents().filter((e) => e.kind === "started" && ids.includes(e.taskId)).map((e) => e.taskId);
+      assert.deepEqual(started, ids, "started in launch order");
+    } finally {
+      reader.close();
+    }
+  });
+
+  it("a 400 from the model settles the task as error with the provider's message", async () => {
+    const parent = await stack.newSession("parent: 400");
+    await stack.say(parent, task("bad request", "FAIL 400 the provider rejected this request"));
+    const [id] = taskIdsIn((await toolOutputs(stack, parent, "background_task"))[0]);
+    const note = await noteFor(parent, id, "error notification");
+    assert.match(note, /status="error"/);
+    assert.match(note, /the provider rejected this request/);
+  });
+
+  it("a 500 is retried by OpenCode and the task then completes", async () => {
+    const parent = await stack.newSession("parent: 500");
+    await stack.say(parent, task("flaky model", "FLAKY alpha"));
+    const [id] = taskIdsIn((await toolOutputs(stack, parent, "background_task"))[0]);
+    const note = await noteFor(parent, id, "completion after retry");
+    assert.match(note, /status="completed"/);
+    assert.match(note, /recovered alpha/);
+  });
+
+  it("a model that answers too slowly hits maxRunSeconds: the child is aborted and the task fails", async () => {
+    const parent = await stack.newSession("parent: slow");
+    await stack.say(parent, task("very slow", "SLOW 30000\nREPLY too late"));
+    const [id] = taskIdsIn((await toolOutputs(stack, parent, "background_task"))[0]);
+    const note = await noteFor(parent, id, "timeout notification");
+    assert.match(note, /status="error"/);
+    assert.match(note, /Timed out after 4s/);
+    await waitUntil(() => stack.mock.requests().some((r) => r.aborted && JSON.stringify(r.body.messages).includes("too late")), { what: "the slow call aborted" });
+  });
+
+  it("a child waiting for a permission: the parent gets a toast and sees it in background_output", async () => {
+    const parent = await stack.newSession("parent: permission");
+    const from = stack.events.events.length;
+    await stack.say(parent, task("needs permission", call("bash", { command: "echo guarded", description: "guarded echo" })));
+    const [id] = taskIdsIn((await toolOutputs(stack, parent, "background_task"))[0]);
+    const toast = await stack.events.waitForEvent((e) => e.type === "tui.toast.show" && JSON.stringify(e.properties).includes("waiting for"), 20_000, from);
+    assert.match(JSON.stringify(toast.properties), /needs permission/);
+    await stack.say(parent, call("background_output", { task_id: id }));
+    const out = (await toolOutputs(stack, parent, "background_output")).at(-1)!;
+    assert.match(out, /WAITING FOR PERMISSION: bash/);
+    await stack.say(parent, call("background_cancel", { task_id: id }));
+  });
+
+  it("once everything settled the plugin holds no timers, waiters or per-task entries", async () => {
+    const log = await waitUntil(async () => {
+      const lines = (await stack.server.logFile()).split("\n").filter((l) => l.includes("background tasks idle"));
+      return lines.at(-1);
+    }, { timeoutMs: 20_000, what: "the idle log line" });
+    assert.match(log, /pollTimer=0/);
+    assert.match(log, /waiters=0/);
+    assert.match(log, /trackedTasks=0/);
+  });
+});
