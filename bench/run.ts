@@ -1,11 +1,12 @@
 /**
  * Runs the benchmarks and prints each one's figures beside the baseline it measures in the same
- * run. `npm run bench` runs all; `npm run bench -- notify|fork|store` runs one.
+ * run. `npm run bench` runs all; `npm run bench -- notify|fork|store|load` runs the ones named.
  * The store runs twice: under Node (better-sqlite3, as the CLI) and under Bun (bun:sqlite, as
  * inside OpenCode).
  */
 import { spawnSync } from "node:child_process";
 import { runNotifyBench } from "./notify.ts";
+import { runLoadBench } from "./load.ts";
 import { runForkBench } from "./fork.ts";
 import { runStoreBench } from "./store.ts";
 import { formatStoreBench } from "./store-report.ts";
@@ -18,6 +19,7 @@ const benches: Record<string, () => Promise<void> | void> = {
     if (bun.status !== 0) throw new Error("the store benchmark under Bun failed");
   },
   notify: async () => void (await runNotifyBench()),
+  load: async () => void (await runLoadBench()),
 };
 
 const chosen = process.argv.slice(2);

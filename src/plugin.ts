@@ -12,12 +12,13 @@ import { ForkContextTransform } from "./fork/fork-context-transform.ts";
 import type { ForkMessage } from "./fork/fork-types.ts";
 import { SqliteTaskStore } from "./store/sqlite-task-store.ts";
 import { defaultDbPath } from "./store/default-db-path.ts";
+import { countingHost } from "./host/counting-host.ts";
 
 const DAY_MS = 86_400_000;
 
 /** The plugin: wires the host adapter, the store and the task core, and registers the tools. */
 export async function backgroundTasksPlugin(input: PluginInput, rawOptions?: unknown): Promise<Hooks> {
-  const host = createOpencodeHost(input.client);
+  const host = withStatsLogging(createOpencodeHost(input.client));
   const onCrash = (message: string, error: unknown) => logError(host, message, error);
   let options: Options;
   let store: SqliteTaskStore;
@@ -51,6 +52,22 @@ export async function backgroundTasksPlugin(input: PluginInput, rawOptions?: unk
       }
     },
   };
+}
+
+/**
+ * With OPENCODE_BACKGROUND_TASKS_STATS_MS set, every call the plugin makes to the host is counted
+ * and the totals are logged at that interval (used by bench/load.ts). Off by default.
+ */
+function withStatsLogging(host: Host): Host {
+  const everyMs = Number(process.env.OPENCODE_BACKGROUND_TASKS_STATS_MS ?? 0);
+  if (!(everyMs > 0)) return host;
+  const counted = countingHost(host);
+  const timer = setInterval(() => {
+    const total = Object.values(counted.counts).reduce((sum, n) => sum + n, 0);
+    host.log("info", "background tasks host calls", { total, ...counted.counts }).catch(() => undefined);
+  }, everyMs);
+  timer.unref?.();
+  return counted.host;
 }
 
 function logError(host: Host, message: string, error: unknown): void {
