@@ -7,6 +7,7 @@ import { after, before, describe, it } from "node:test";
 import { main } from "../../src/cli/main.ts";
 import type { Task } from "../../src/core/task.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
+import { runningTask } from "../store/task-fixtures.ts";
 
 process.env.TZ = "UTC"; // the CLI prints local times
 
@@ -15,23 +16,15 @@ let dir: string;
 let db: string;
 
 function task(id: string, overrides: Partial<Task> = {}): Task {
-  return {
-    id,
+  return runningTask(id, {
     parentSessionID: "ses_parent1",
-    batchId: "msg_1",
     description: `Task ${id}`,
     prompt: `Do ${id}`,
-    agent: "general",
-    model: { providerID: "anthropic", modelID: "claude-sonnet" },
-    parentAgent: "build",
-    status: "running",
-    isForked: false,
-    resumeCount: 0,
     progress: { toolCalls: 0, lastTools: [], lastActivityAt: T0 },
     createdAt: T0,
     promptedAt: T0,
     ...overrides,
-  };
+  });
 }
 
 function seed(path: string): void {
