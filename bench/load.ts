@@ -13,7 +13,8 @@ import { startStack, call, waitUntil, MOCK_MODEL, type Stack } from "../test/har
 
 type Run = { label: string; wallMs: number; peakRssMB: number };
 type Rate = { tasks: number; callsPerSecond: number };
-const BATCH = 50;
+// All in one parent message: a user prompt sent while a notification's turn runs would join it.
+const BATCH = 1000;
 
 export async function runLoadBench({ tasks = 200, print = true } = {}) {
   const mock = await startMockModel();

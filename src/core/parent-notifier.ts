@@ -81,11 +81,15 @@ export class ParentNotifier {
     }
   }
 
+  /**
+   * Known busy: hold without asking. Otherwise ask the host right before sending, because the
+   * user may have just started a turn whose status event has not reached us yet, and a prompt to a
+   * busy session would join that run.
+   */
   private async parentActivity(parentID: string): Promise<SessionActivity> {
     const known = this.activity.get(parentID);
-    if (known) return known;
-    const statuses = await this.deps.host.statuses();
-    const activity = statuses[parentID] ?? "idle";
+    if (known && known !== "idle") return known;
+    const activity = (await this.deps.host.statuses())[parentID] ?? "idle";
     this.activity.set(parentID, activity);
     return activity;
   }
