@@ -36,6 +36,20 @@ describe("batches and parent notification", () => {
     assert.equal(notes[0].noReply, false);
   });
 
+  it("holds a notification when the host says the parent just got busy, before any event said so", async () => {
+    const f = coreFixture();
+    const a = await f.launch();
+    f.host.setActivity(PARENT, "idle");
+    await f.flush();
+    f.host.setActivity(PARENT, "busy", false);
+    f.host.finishRun(a, "done");
+    await f.flush();
+    assert.equal(f.host.promptsTo(PARENT).length, 0);
+    f.host.setActivity(PARENT, "idle");
+    await f.flush();
+    assert.equal(f.host.promptsTo(PARENT).length, 1);
+  });
+
   it("delivers a held notification on the poll when the parent's idle event was missed", async () => {
     const f = coreFixture({ pollIntervalMs: 500 });
     const a = await f.launch();
