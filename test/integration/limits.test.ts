@@ -70,29 +70,28 @@ describe("limits and faults on the real host", () => {
     }
   });
 
-  it("a 400 from the model settles the task as error with the provider's message", async () => {
-    const parent = await stack.newSession("parent: 400");
-    await stack.say(parent, task("bad request", "FAIL 400 the provider rejected this request"));
+  /** A new parent launches one task and waits for its notification. */
+  async function runOne(description: string, prompt: string): Promise<string> {
+    const parent = await stack.newSession(`parent: ${description}`);
+    await stack.say(parent, task(description, prompt));
     const [id] = taskIdsIn((await toolOutputs(stack, parent, "background_task"))[0]);
-    const note = await noteFor(parent, id, "error notification");
+    return noteFor(parent, id, `notification of "${description}"`);
+  }
+
+  it("a 400 from the model settles the task as error with the provider's message", async () => {
+    const note = await runOne("bad request", "FAIL 400 the provider rejected this request");
     assert.match(note, /status="error"/);
     assert.match(note, /the provider rejected this request/);
   });
 
   it("a 500 is retried by OpenCode and the task then completes", async () => {
-    const parent = await stack.newSession("parent: 500");
-    await stack.say(parent, task("flaky model", "FLAKY alpha"));
-    const [id] = taskIdsIn((await toolOutputs(stack, parent, "background_task"))[0]);
-    const note = await noteFor(parent, id, "completion after retry");
+    const note = await runOne("flaky model", "FLAKY alpha");
     assert.match(note, /status="completed"/);
     assert.match(note, /recovered alpha/);
   });
 
   it("a model that answers too slowly hits maxRunSeconds: the child is aborted and the task fails", async () => {
-    const parent = await stack.newSession("parent: slow");
-    await stack.say(parent, task("very slow", "SLOW 30000\nREPLY too late"));
-    const [id] = taskIdsIn((await toolOutputs(stack, parent, "background_task"))[0]);
-    const note = await noteFor(parent, id, "timeout notification");
+    const note = await runOne("very slow", "SLOW 30000\nREPLY too late");
     assert.match(note, /status="error"/);
     assert.match(note, /Timed out after 4s/);
     await waitUntil(() => stack.mock.requests().some((r) => r.aborted && JSON.stringify(r.body.messages).includes("too late")), { what: "the slow call aborted" });
