@@ -4,6 +4,8 @@ import type { TaskStore } from "./task-store.ts";
 import type { Host, SessionActivity } from "../host/host.ts";
 import { notificationText } from "./notification-text.ts";
 
+const CONFIRMED_IDLE_TRUST_MS = 250;
+
 type NotifierDeps = {
   host: Host;
   store: TaskStore;
@@ -19,18 +21,32 @@ type NotifierDeps = {
  * message when it is idle. Only a notification marked `wake` starts a parent turn.
  */
 export class ParentNotifier {
-  private activity = new Map<string, SessionActivity>();
+  private activity = new Map<string, { state: SessionActivity; at: number }>();
+  /** When the host itself last said the parent was idle (not an event): recent enough is trusted. */
+  private confirmedIdleAt = new Map<string, number>();
   private delivering = new Set<string>();
   private deliverAgain = new Set<string>();
 
   constructor(private deps: NotifierDeps) {}
 
   setActivity(sessionID: string, activity: SessionActivity): void {
-    this.activity.set(sessionID, activity);
+    this.activity.set(sessionID, { state: activity, at: this.deps.clock.now() });
+    if (activity !== "idle") this.confirmedIdleAt.delete(sessionID);
+  }
+
+  /** The host's own answer to a status call made at `askedAt`, for the given parents. */
+  confirmFromHost(statuses: Record<string, SessionActivity>, parents: Iterable<string>, askedAt: number): void {
+    for (const parent of parents) {
+      if ((this.activity.get(parent)?.at ?? -Infinity) >= askedAt) continue; // an event since then is newer
+      const activity = statuses[parent] ?? "idle";
+      this.setActivity(parent, activity);
+      if (activity === "idle") this.confirmedIdleAt.set(parent, askedAt);
+    }
   }
 
   forget(sessionID: string): void {
     this.activity.delete(sessionID);
+    this.confirmedIdleAt.delete(sessionID);
   }
 
   /** Puts the settle's notification in the outbox; call inside the settle's transaction, then `deliver`. */
@@ -82,16 +98,17 @@ export class ParentNotifier {
   }
 
   /**
-   * Known busy: hold without asking. Otherwise ask the host right before sending, because the
-   * user may have just started a turn whose status event has not reached us yet, and a prompt to a
-   * busy session would join that run.
+   * Known busy: hold without asking. Otherwise ask the host right before sending, unless it said
+   * "idle" a moment ago: the user may have just started a turn whose status event has not reached
+   * us yet, and a prompt to a busy session would join that run.
    */
   private async parentActivity(parentID: string): Promise<SessionActivity> {
-    const known = this.activity.get(parentID);
+    const known = this.activity.get(parentID)?.state;
     if (known && known !== "idle") return known;
-    const activity = (await this.deps.host.statuses())[parentID] ?? "idle";
-    this.activity.set(parentID, activity);
-    return activity;
+    if (this.deps.clock.now() - (this.confirmedIdleAt.get(parentID) ?? -Infinity) <= CONFIRMED_IDLE_TRUST_MS) return "idle";
+    const askedAt = this.deps.clock.now();
+    this.confirmFromHost(await this.deps.host.statuses(), [parentID], askedAt);
+    return this.activity.get(parentID)!.state;
   }
 
   private async sendPending(parentID: string): Promise<void> {
@@ -113,7 +130,7 @@ export class ParentNotifier {
       store.transaction(() => claimed.forEach((n) => store.markUndelivered(n.id)));
       throw error;
     }
-    if (wake) this.activity.set(parentID, "busy");
+    if (wake) this.setActivity(parentID, "busy");
     const at = this.deps.clock.now();
     for (const n of claimed) store.appendEvent({ taskId: n.taskId, at, kind: "notified", detail: wake ? "woke parent" : "no turn" });
     for (const task of new Set(tasks)) void this.toast(task);

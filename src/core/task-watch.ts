@@ -15,12 +15,12 @@ export class TaskWatch {
   async poll(): Promise<void> {
     const { host, notifier } = this.life;
     try {
+      const askedAt = this.life.clock.now();
       const statuses = await host.statuses();
-      for (const parent of notifier.waitingParents()) {
-        notifier.setActivity(parent, statuses[parent] ?? "idle");
-        if (!statuses[parent]) await notifier.deliver(parent);
-      }
       const active = this.life.activeTasks();
+      const waiting = notifier.waitingParents();
+      notifier.confirmFromHost(statuses, new Set([...waiting, ...active.map((t) => t.parentSessionID)]), askedAt);
+      for (const parent of waiting) if (!statuses[parent]) await notifier.deliver(parent);
       await Promise.all(active.filter((t) => !statuses[t.id]).map((t) => this.life.checkCompletion(t.id)));
       await Promise.all(this.life.activeTasks().map((t) => this.enforceLimits(t)));
     } catch (error) {

@@ -40,7 +40,7 @@ describe("batches and parent notification", () => {
     const f = coreFixture();
     const a = await f.launch();
     f.host.setActivity(PARENT, "idle");
-    await f.flush();
+    await f.clock.advance(1000);
     f.host.setActivity(PARENT, "busy", false);
     f.host.finishRun(a, "done");
     await f.flush();
