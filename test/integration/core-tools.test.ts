@@ -99,6 +99,20 @@ describe("the tools on the real host", () => {
     assert.match(gone, /(no longer exists|No background task)/);
   });
 
+  it("background_clear hides finished tasks, keeps running ones and says so; ids work by prefix", async () => {
+    const parent = await stack.newSession("parent: clear");
+    const done = await launch(parent, "finished job", "REPLY finished");
+    await waitForNotification(parent, done);
+    const running = await launch(parent, "running job", "SLOW 4000\nREPLY later");
+    const [cleared] = await turn(parent, [call("background_clear", {})], "background_clear");
+    assert.match(cleared, /Cleared 1 finished task\. 1 still running/);
+    const [list] = await turn(parent, [call("background_list", {})], "background_list");
+    assert.doesNotMatch(list, /finished job/);
+    assert.match(list, /running job/);
+    const [byPrefix] = await turn(parent, [call("background_output", { task_id: running.slice(4, 16) })], "background_output");
+    assert.match(byPrefix, /running job/);
+  });
+
   it("fork together with resume is refused and creates no session", async () => {
     const parent = await stack.newSession("parent: fork+resume");
     const sessionsBefore = (await stack.server.client.session.list()).data?.length;
