@@ -36,6 +36,7 @@ function details(task: ProjectTask): string {
     ["Resumed", `${task.resumeCount} time${task.resumeCount === 1 ? "" : "s"}`],
     ["Progress", progress(task)],
     ["Created", formatTime(task.createdAt)],
+    ["Started", formatTime(task.startedAt)],
     ["Prompted", formatTime(task.promptedAt)],
     ["Settled", formatTime(task.settledAt)],
     ["Retrieved", formatTime(task.retrievedAt)],

@@ -53,6 +53,7 @@ export class TaskScheduler {
       const now = clock.now();
       transition(next, "running", now);
       next.promptedAt = now;
+      next.startedAt = now;
       next.progress.lastActivityAt = now;
       store.save(next);
       store.appendEvent({ taskId: next.id, at: now, kind: "started" });

@@ -41,6 +41,8 @@ export type Task = {
   createdAt: number;
   /** Epoch ms of the latest prompt sent to the child (start or resume); while queued, the launch time. */
   promptedAt: number;
+  /** Epoch ms when the child was first prompted (a queued task starts after it is created). */
+  startedAt?: number;
   settledAt?: number;
   retrievedAt?: number;
   clearedAt?: number;

@@ -69,6 +69,11 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX notifications_by_task ON notifications (project_id, task_id);
     `,
   },
+  {
+    version: 2,
+    name: "started time of a task (queued tasks start later than they are created)",
+    sql: `ALTER TABLE tasks ADD COLUMN started_at INTEGER;`,
+  },
 ];
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (

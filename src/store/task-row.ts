@@ -26,6 +26,7 @@ export const TASK_COLUMNS = [
   "settled_at",
   "retrieved_at",
   "cleared_at",
+  "started_at",
 ] as const;
 
 export function taskToParams(projectId: string, task: Task): SqlValue[] {
@@ -53,6 +54,7 @@ export function taskToParams(projectId: string, task: Task): SqlValue[] {
     task.settledAt ?? null,
     task.retrievedAt ?? null,
     task.clearedAt ?? null,
+    task.startedAt ?? null,
   ];
 }
 
@@ -84,5 +86,6 @@ export function rowToTask(row: SqlRow): Task {
   if (row.settled_at !== null) task.settledAt = row.settled_at as number;
   if (row.retrieved_at !== null) task.retrievedAt = row.retrieved_at as number;
   if (row.cleared_at !== null) task.clearedAt = row.cleared_at as number;
+  if (row.started_at !== null && row.started_at !== undefined) task.startedAt = row.started_at as number;
   return task;
 }

@@ -21,6 +21,7 @@ export function fullTask(overrides: Partial<Task> = {}): Task {
     progress: { toolCalls: 7, lastTools: ["read", "grep", "bash"], lastActivityAt: 1_700_000_004_000 },
     createdAt: 1_700_000_000_000,
     promptedAt: 1_700_000_001_000,
+    startedAt: 1_700_000_000_500,
     settledAt: 1_700_000_005_000,
     retrievedAt: 1_700_000_006_000,
     clearedAt: 1_700_000_007_000,

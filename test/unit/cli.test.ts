@@ -8,6 +8,7 @@ import { main } from "../../src/cli/main.ts";
 import type { Task } from "../../src/core/task.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
 import { runningTask } from "../store/task-fixtures.ts";
+import { MIGRATIONS } from "../../src/store/migrations.ts";
 
 process.env.TZ = "UTC"; // the CLI prints local times
 
@@ -159,7 +160,7 @@ describe("opencode-background-tasks CLI", () => {
     assert.equal(code, 0);
     const dump = JSON.parse(stdout);
     assert.equal(dump.format, "opencode-background-tasks-export");
-    assert.deepEqual(dump.schemaVersions, [1]);
+    assert.deepEqual(dump.schemaVersions, MIGRATIONS.map((m) => m.version));
     assert.equal(dump.exportedAt, new Date(T0 + 3_600_000).toISOString());
     assert.equal(dump.tasks.length, 4);
     assert.equal(dump.events.length, 3);

@@ -1,0 +1,38 @@
+import { describe, it, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openSqlite } from "../../src/store/sqlite-driver.ts";
+import { MIGRATIONS, appliedVersions } from "../../src/store/migrations.ts";
+import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
+import { runningTask } from "../store/task-fixtures.ts";
+
+describe("migrations", () => {
+  const dir = mkdtempSync(join(tmpdir(), "ocbt-migrate-"));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("a database written by the first schema is upgraded in place, its tasks kept", () => {
+    const path = join(dir, "v1.db");
+    const old = openSqlite(path);
+    old.exec("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
+    old.exec(MIGRATIONS[0].sql);
+    old.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (1, 'v1', 0)").run();
+    old.prepare(`INSERT INTO tasks (project_id, id, parent_session_id, batch_id, description, prompt, agent, model, parent_agent,
+      status, is_forked, resume_count, tool_calls, last_tools, last_activity_at, created_at, prompted_at)
+      VALUES ('p', 'ses_old', 'ses_parent', 'msg_1', 'old task', 'do it', 'general', '{"providerID":"a","modelID":"b"}', 'build',
+      'completed', 0, 0, 0, '[]', 5, 5, 5)`).run();
+    old.close();
+
+    const store = SqliteTaskStore.open({ path, projectId: "p" });
+    const task = store.get("ses_old")!;
+    assert.equal(task.description, "old task");
+    assert.equal(task.startedAt, undefined);
+    store.save(runningTask("ses_new", { startedAt: 42 }));
+    assert.equal(store.get("ses_new")!.startedAt, 42);
+    store.close();
+    const db = openSqlite(path);
+    assert.deepEqual(appliedVersions(db), MIGRATIONS.map((m) => m.version));
+    db.close();
+  });
+});
