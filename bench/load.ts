@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { startMockModel, type MockModel } from "../test/harness/mock-model.ts";
 import { startOpencode, type OpencodeServer } from "../test/harness/opencode-server.ts";
-import { startStack, call, waitUntil, MOCK_MODEL, type Stack } from "../test/harness/plugin-stack.ts";
+import { startStack, call, toolOutputs, waitUntil, MOCK_MODEL, type Stack } from "../test/harness/plugin-stack.ts";
 
 type Run = { label: string; wallMs: number; peakRssMB: number };
 type Rate = { tasks: number; callsPerSecond: number };
@@ -83,6 +83,9 @@ async function launch(stack: Stack, parent: string, tasks: number, prompt: (i: n
     for (let i = first; i < Math.min(tasks, first + BATCH); i++) lines.push(call("background_task", { description: `load ${i}`, prompt: prompt(i), agent: "general" }));
     await stack.say(parent, lines.join("\n"));
   }
+  const outputs = (await toolOutputs(stack, parent, "background_task")).join("\n");
+  const launched = outputs.split("Launched background task").length - 1;
+  if (launched !== tasks) throw new Error(`launched ${launched} of ${tasks} tasks: ${outputs.slice(0, 300)}`);
 }
 
 /** Host calls per second made by the plugin while `tasks` tasks wait (20 running slowly, the rest queued). */

@@ -24,7 +24,7 @@ export type Options = {
   retentionDays: number;
   /** A task running longer than this is aborted and settled as error, in seconds. Default 1800, range 1-86400. */
   maxRunSeconds: number;
-  /** Children running at once on one provider/model; more wait in a queue. Default 5, range 1-100. */
+  /** Children running at once on one provider/model; more wait in a queue. Default 5, range 1-500. */
   maxConcurrentPerModel: number;
   /** Children running at once in all. Default 20, range 1-500. */
   maxConcurrentTotal: number;
@@ -47,7 +47,7 @@ const NUMBER_RULES: Record<NumberKey, NumberRule> = {
   staleAfterMinutes: { default: 10, min: 1, max: 1440, unit: "minutes" },
   retentionDays: { default: 30, min: 1, max: 3650, unit: "days" },
   maxRunSeconds: { default: 1800, min: 1, max: 86_400, unit: "seconds" },
-  maxConcurrentPerModel: { default: 5, min: 1, max: 100, unit: "tasks" },
+  maxConcurrentPerModel: { default: 5, min: 1, max: 500, unit: "tasks" },
   maxConcurrentTotal: { default: 20, min: 1, max: 500, unit: "tasks" },
   maxDepth: { default: 2, min: 1, max: 10, unit: "levels" },
 };
