@@ -1,7 +1,7 @@
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startStack, call, taskIdsIn, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
-import { messageText, type MockRequest } from "../harness/mock-model.ts";
+import { allText, defaultResponder, messageText, systemPrompt, type MockRequest } from "../harness/mock-model.ts";
 
 const MARKER = "UNIQUE_MARKER_7f3a9";
 const BIG_OUTPUT = `head -c 9000 /dev/zero | tr '\\0' 'x'`;
@@ -56,5 +56,29 @@ describe("fork on the real host", () => {
 
     const child = await stack.server.client.session.get({ path: { id } });
     console.log(`# forked child parentID as the host reports it: ${child.data?.parentID ?? "(none)"}`);
+  });
+
+  it("a fork of a compacted parent starts from the compaction summary", async () => {
+    const summary = "SUMMARY_OF_EARLIER_WORK_c0ffee";
+    stack.mock.setResponder((req) => (/context summarization agent/i.test(systemPrompt(req)) ? { text: summary } : defaultResponder(req)));
+    try {
+      const parent = await stack.newSession("parent: compacted fork");
+      await stack.say(parent, "OLD_DETAIL_before_compaction_1\nREPLY noted one");
+      await stack.say(parent, "OLD_DETAIL_before_compaction_2\nREPLY noted two");
+      await stack.server.client.session.summarize({ path: { id: parent }, body: { providerID: "mock", modelID: "mock-model" } });
+      await waitUntil(async () => (await stack.messages(parent)).some((m) => m.info.summary === true && m.info.time?.completed), { what: "compaction summary" });
+      await stack.say(parent, "NEW_DETAIL_after_compaction\nREPLY noted three");
+      await stack.say(parent, call("background_task", { description: "fork after compaction", prompt: "REPLY compacted fork answer", agent: "general", fork: true }));
+      const [id] = taskIdsIn((await toolOutputs(stack, parent, "background_task")).at(-1)!);
+      await waitUntil(async () => (await stack.notifications(parent)).some((n) => n.includes(id)), { timeoutMs: 15_000, what: "notification" });
+      const request = stack.mock.requests().find((r) => isChildRequest(r) && allText(r).includes("compacted fork answer"))!;
+      const seen = allText(request);
+      assert.ok(seen.includes(summary), "the child sees the compaction summary");
+      assert.ok(seen.includes("NEW_DETAIL_after_compaction"), "and what came after it");
+      assert.ok(!seen.includes("OLD_DETAIL_before_compaction_1"), "but not the oldest messages the summary replaced");
+      assert.match(seen, /starts at the parent's latest compaction summary/);
+    } finally {
+      stack.mock.setResponder();
+    }
   });
 });
