@@ -25,7 +25,7 @@ export function formatStoreBench(r: StoreBenchResult): string {
   return [
     `Store benchmark: ${r.runtime}; temporary files under ${r.dir}`,
     `Tasks of ~2.2 KB (600-char prompt, 1,500-char result); the JSON file of ${count(r.listTasks)} is ${(json.fileBytes / 1e6).toFixed(1)} MB.`,
-    "SQLite settle = save + appendEvent (two commits). JSON settle = rewrite the whole file with writeFileSync.",
+    "SQLite settle = save + appendEvent in one transaction, as the plugin settles. JSON settle = rewrite the whole file with writeFileSync.",
     "Warm SQLite lists come from the store's in-memory cache and are copies; the JSON store hands out its own objects.",
     "",
     ...alignColumns(rows),

@@ -65,18 +65,20 @@ function jsonList(dir: string, { listTasks, listRuns }: StoreBenchOptions) {
   return { listFirstMs, listMedianMs: median(runs), fileBytes: statSync(path).size };
 }
 
-/** Settling: status and result updated and saved, and (SQLite only, as they keep none) the event logged. */
+/** Settling: status and result updated and saved, and (SQLite only, as they keep none) the event logged, in one transaction as the plugin does. */
 function sqliteSettle(dir: string, count: number) {
   const store = SqliteTaskStore.open({ path: join(dir, "settle.db"), projectId: "bench" });
   const tasks = Array.from({ length: count }, (_, i) => benchTask(i, false));
   store.transaction(() => tasks.forEach((task) => store.save(task)));
   store.list();
   const samples = tasks.map((task, i) =>
-    timeMs(() => {
-      settle(task, i);
-      store.save(task);
-      store.appendEvent({ taskId: task.id, at: task.settledAt!, kind: "status:completed" });
-    }),
+    timeMs(() =>
+      store.transaction(() => {
+        settle(task, i);
+        store.save(task);
+        store.appendEvent({ taskId: task.id, at: task.settledAt!, kind: "status:completed" });
+      }),
+    ),
   );
   store.close();
   return { settleP50Ms: percentile(samples, 50), settleP95Ms: percentile(samples, 95) };
