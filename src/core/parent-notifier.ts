@@ -44,6 +44,17 @@ export class ParentNotifier {
     }
   }
 
+  /** Sessions whose activity is remembered; idle ones with nothing pending are dropped. */
+  size(): number {
+    return this.activity.size;
+  }
+
+  /** An idle session with nothing waiting needs no memory: every session's status passes through here. */
+  private forgetIfDone(sessionID: string): void {
+    if (this.activity.get(sessionID)?.state !== "idle") return;
+    if (this.deps.store.pendingNotifications(sessionID).length === 0) this.forget(sessionID);
+  }
+
   forget(sessionID: string): void {
     this.activity.delete(sessionID);
     this.confirmedIdleAt.delete(sessionID);
@@ -89,6 +100,7 @@ export class ParentNotifier {
     try {
       if ((await this.parentActivity(parentID)) !== "idle") return;
       await this.sendPending(parentID);
+      this.forgetIfDone(parentID);
     } catch (error) {
       this.deps.onError(`Could not notify parent session ${parentID}; will retry`, error);
     } finally {

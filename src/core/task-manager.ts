@@ -193,8 +193,13 @@ export class TaskManager {
 
   /** Timers, listeners and per-task entries still held; all zero when nothing runs or waits. */
   debugCounts() {
-    const { progress, answers, waiters } = this.life;
-    return { pollTimer: this.poller.isRunning() ? 1 : 0, waiters: waiters.size(), trackedTasks: progress.size() + answers.size() };
+    const { progress, answers, waiters, notifier } = this.life;
+    return {
+      pollTimer: this.poller.isRunning() ? 1 : 0,
+      waiters: waiters.size(),
+      trackedTasks: progress.size() + answers.size(),
+      rememberedSessions: notifier.size(),
+    };
   }
 
   /** Logged each time the last task settles and the outbox is empty: every count should be zero. */

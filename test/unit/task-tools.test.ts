@@ -297,6 +297,16 @@ describe("parent deletion", () => {
 });
 
 describe("resources", () => {
+  it("remembers nothing about sessions that went idle with nothing to deliver", async () => {
+    const f = coreFixture();
+    for (let i = 0; i < 50; i++) {
+      f.host.emit({ type: "status", sessionID: `ses_other${i}`, status: "busy" });
+      f.host.emit({ type: "idle", sessionID: `ses_other${i}` });
+    }
+    await f.flush();
+    assert.equal(f.manager.debugCounts().rememberedSessions, 0);
+  });
+
   it("holds no timers, waiters or tracked tasks once everything settled and was delivered", async () => {
     const f = coreFixture();
     const a = await f.launch();
@@ -304,7 +314,9 @@ describe("resources", () => {
     f.host.setActivity(PARENT, "idle");
     f.host.finishRun(a, "ok");
     await f.clock.advance(5000);
-    assert.deepEqual(f.manager.debugCounts(), { pollTimer: 0, waiters: 0, trackedTasks: 0 });
+    f.host.setActivity(PARENT, "idle"); // the turn the notification started is over
+    await f.flush();
+    assert.deepEqual(f.manager.debugCounts(), { pollTimer: 0, waiters: 0, trackedTasks: 0, rememberedSessions: 0 });
     assert.equal(f.clock.pendingTimers(), 0);
   });
 });
