@@ -1,5 +1,5 @@
 import type { HostEvent } from "../host/host.ts";
-import { isSettled, type Task } from "./task.ts";
+import { isSettled, type ModelRef, type Task } from "./task.ts";
 import type { TaskLifecycle } from "./task-lifecycle.ts";
 
 export type RouterConfig = { idleEvents: boolean; cancelChildrenOnParentAbort: boolean };
@@ -16,6 +16,9 @@ export class EventRouter {
     this.trackParentActivity(event);
     if (event.type === "deleted") this.onSessionDeleted(event.sessionID);
     if (event.type === "error" && event.name === "MessageAbortedError") this.onParentAborted(event.sessionID);
+    if (event.type === "message" && event.message.agent && event.message.model) {
+      this.followParentModel(event.sessionID, event.message.agent, event.message.model);
+    }
     if (this.life.progress.isTracked(event.sessionID)) this.onChildEvent(event);
   }
 
@@ -40,6 +43,22 @@ export class EventRouter {
     if (event.type === "permission-replied") progress.setPermission(id, undefined);
     if (event.type === "idle" && this.config.idleEvents) void this.life.checkCompletion(id, true);
     if (event.type === "error") this.onChildError(id, event.name, event.message);
+  }
+
+  /**
+   * A new user message in a parent says which agent and model it now runs with (the user may have
+   * switched). Its tasks that will still notify it take them, so a notification never switches the
+   * parent back.
+   */
+  private followParentModel(parentID: string, agent: string, model: ModelRef): void {
+    const { store } = this.life;
+    const pending = new Set(store.pendingNotifications(parentID).map((n) => n.taskId));
+    const tasks = store.list({ parentSessionID: parentID, includeCleared: true })
+      .filter((t) => !isSettled(t.status) || pending.has(t.id));
+    for (const task of tasks) {
+      if (task.parentAgent === agent && task.parentModel?.providerID === model.providerID && task.parentModel.modelID === model.modelID) continue;
+      store.save({ ...task, parentAgent: agent, parentModel: model });
+    }
   }
 
   private onChildError(taskId: string, name: string, message: string): void {

@@ -13,6 +13,9 @@ export type HostMessage = {
   error?: string;
   /** The message's text parts joined (no tool output, no reasoning). */
   text: string;
+  /** A user message: the agent and model the session runs with from it on. */
+  agent?: string;
+  model?: ModelRef;
 };
 
 export type HostAgent = { name: string; mode: string; model?: ModelRef };

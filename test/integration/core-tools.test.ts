@@ -1,6 +1,6 @@
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startStack, call, taskIdsIn, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
+import { startStack, call, taskIdsIn, toolOutputs, waitUntil, MOCK_MODEL, type Stack } from "../harness/plugin-stack.ts";
 
 const task = (description: string, prompt: string, extra: Record<string, unknown> = {}) =>
   call("background_task", { description, prompt, agent: "general", ...extra });
@@ -111,6 +111,20 @@ describe("the tools on the real host", () => {
     assert.match(list, /running job/);
     const [byPrefix] = await turn(parent, [call("background_output", { task_id: running.slice(4, 16) })], "background_output");
     assert.match(byPrefix, /running job/);
+  });
+
+  it("the notification follows the agent the user switched the parent to", async () => {
+    const parent = await stack.newSession("parent: switch agent");
+    const id = await launch(parent, "slow for switch", "SLOW 2500\nREPLY after the switch");
+    const switched = await stack.server.client.session.prompt({
+      path: { id: parent },
+      body: { agent: "plan", model: MOCK_MODEL, parts: [{ type: "text", text: "REPLY now in plan" }] },
+    });
+    assert.equal(switched.error, undefined);
+    await waitForNotification(parent, id);
+    const messages = await stack.messages(parent);
+    const note = messages.find((m) => m.info.role === "user" && m.parts.some((p) => p.type === "text" && String(p.text).includes(`task_id="${id}"`)))!;
+    assert.equal(note.info.agent, "plan");
   });
 
   it("fork together with resume is refused and creates no session", async () => {

@@ -71,6 +71,19 @@ describe("batches and parent notification", () => {
     assert.equal(f.host.promptsTo(PARENT)[0].noReply, true);
   });
 
+  it("notifies with the agent and model the parent switched to after the launch", async () => {
+    const f = coreFixture();
+    const a = await f.launch();
+    const switched = { providerID: "other", modelID: "bigger" };
+    f.host.emit({ type: "message", sessionID: PARENT, message: { id: "msg_u9", role: "user", createdAt: f.clock.now(), toolCallsPending: false, agent: "plan", model: switched } });
+    f.host.setActivity(PARENT, "idle");
+    f.host.finishRun(a, "done");
+    await f.flush();
+    const [note] = f.host.promptsTo(PARENT);
+    assert.equal(note.agent, "plan");
+    assert.deepEqual(note.model, switched);
+  });
+
   it("caps the result in the notification and points to background_output", async () => {
     const f = coreFixture({ resultCapChars: 200 });
     const a = await f.launch();
