@@ -165,6 +165,10 @@ export class TaskManager {
     return { cleared: settled.length, running: tasks.filter((t) => !isSettled(t.status)) };
   }
 
+  get(id: string): Task | undefined {
+    return this.life.store.get(id);
+  }
+
   lookup(id: string) {
     return lookupTasks(id, this.life.store.list({ includeCleared: true }));
   }

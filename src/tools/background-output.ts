@@ -34,8 +34,7 @@ export function backgroundOutputTool({ manager, clock, defaultTimeoutSeconds, ma
         if (outcome.aborted) note = "Stopped waiting: this turn was aborted.\n\n";
       }
       const blocks = found.tasks.map((stale) => {
-        const task = manager.lookup(stale.id);
-        const fresh = task.kind === "tasks" ? manager.withLiveProgress(task.tasks[0]) : stale;
+        const fresh = manager.withLiveProgress(manager.get(stale.id) ?? stale);
         if (isSettled(fresh.status)) manager.markRetrieved(fresh);
         return outputBlock(fresh, manager.shownId(fresh), clock.now());
       });
