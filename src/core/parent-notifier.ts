@@ -96,6 +96,10 @@ export class ParentNotifier {
       this.deliverAgain.add(parentID);
       return;
     }
+    if (this.deps.store.pendingNotifications(parentID).length === 0) {
+      this.forgetIfDone(parentID); // most idle sessions have nothing waiting: no host call for them
+      return;
+    }
     this.delivering.add(parentID);
     try {
       if ((await this.parentActivity(parentID)) !== "idle") return;

@@ -310,14 +310,16 @@ describe("parent deletion", () => {
 });
 
 describe("resources", () => {
-  it("remembers nothing about sessions that went idle with nothing to deliver", async () => {
+  it("remembers nothing about sessions that went idle with nothing to deliver, and asks the host nothing", async () => {
     const f = coreFixture();
+    f.host.statusCalls = 0;
     for (let i = 0; i < 50; i++) {
       f.host.emit({ type: "status", sessionID: `ses_other${i}`, status: "busy" });
       f.host.emit({ type: "idle", sessionID: `ses_other${i}` });
     }
     await f.flush();
     assert.equal(f.manager.debugCounts().rememberedSessions, 0);
+    assert.equal(f.host.statusCalls, 0);
   });
 
   it("holds no timers, waiters or tracked tasks once everything settled and was delivered", async () => {
