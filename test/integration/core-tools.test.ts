@@ -53,6 +53,21 @@ describe("the tools on the real host", () => {
     assert.match(waited, /slow result/);
   });
 
+  it("aborting the parent while it blocks on background_output ends the wait at once; the child keeps running", async () => {
+    const parent = await stack.newSession("parent: abort while blocked");
+    const id = await launch(parent, "very slow job", "SLOW 20000\nREPLY much later");
+    const line = call("background_output", { task_id: id, block: true, timeout: 60 });
+    await stack.server.client.session.promptAsync({ path: { id: parent }, body: { agent: "build", model: MOCK_MODEL, parts: [{ type: "text", text: line }] } });
+    const blocking = () => stack.messages(parent).then((all) => all.flatMap((m) => m.parts).some((p) => p.tool === "background_output" && p.state?.status === "running"));
+    await waitUntil(blocking, { timeoutMs: 15_000, what: "background_output blocking" });
+    const abortedAt = Date.now();
+    await stack.server.client.session.abort({ path: { id: parent } });
+    await waitUntil(async () => (await stack.server.client.session.status()).data?.[parent] === undefined && !(await blocking()), { timeoutMs: 10_000, what: "the parent's turn over" });
+    assert.ok(Date.now() - abortedAt < 5000, "the wait ended with the turn, not at its 60 s timeout");
+    const [status] = await turn(parent, [call("background_output", { task_id: id })], "background_output");
+    assert.match(status, /Status: running/, "the child itself keeps running");
+  });
+
   it("block with a short timeout says it timed out", async () => {
     const parent = await stack.newSession("parent: timeout");
     const id = await launch(parent, "slower job", "SLOW 4000\nREPLY eventually");
