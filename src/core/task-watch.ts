@@ -21,7 +21,7 @@ export class TaskWatch {
       const waiting = notifier.waitingParents();
       notifier.confirmFromHost(statuses, new Set([...waiting, ...active.map((t) => t.parentSessionID)]), askedAt);
       for (const parent of waiting) if (!statuses[parent]) await notifier.deliver(parent);
-      await Promise.all(active.filter((t) => !statuses[t.id]).map((t) => this.life.checkCompletion(t.id)));
+      await Promise.all(active.filter((t) => !statuses[t.id]).map((t) => this.life.checkCompletion(t.id, true)));
       await Promise.all(this.life.activeTasks().map((t) => this.enforceLimits(t)));
     } catch (error) {
       this.life.logError("Background task poll failed", error);
