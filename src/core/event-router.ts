@@ -1,6 +1,6 @@
 import type { HostEvent } from "../host/host.ts";
 import { isSettled, type ModelRef, type Task } from "./task.ts";
-import type { TaskLifecycle } from "./task-lifecycle.ts";
+import { UNSETTLED, type TaskLifecycle } from "./task-lifecycle.ts";
 
 export type RouterConfig = { idleEvents: boolean; cancelChildrenOnParentAbort: boolean };
 
@@ -77,7 +77,7 @@ export class EventRouter {
 
   private onParentAborted(sessionID: string): void {
     if (!this.config.cancelChildrenOnParentAbort) return;
-    const children = this.life.store.list({ parentSessionID: sessionID, statuses: ["queued", "running", "resumed"], includeCleared: true });
+    const children = this.life.store.list({ parentSessionID: sessionID, statuses: UNSETTLED, includeCleared: true });
     for (const child of queuedFirst(children)) void this.life.cancel(child, "The parent session was aborted (cancelChildrenOnParentAbort).");
   }
 

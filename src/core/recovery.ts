@@ -2,7 +2,7 @@ import type { HostMessage } from "../host/host.ts";
 import type { Task } from "./task.ts";
 import { isSettled } from "./task.ts";
 import { judgeCompletion } from "./completion-check.ts";
-import type { TaskLifecycle } from "./task-lifecycle.ts";
+import { RECENT_MESSAGES, type TaskLifecycle } from "./task-lifecycle.ts";
 
 export const CONTINUE_PROMPT =
   "OpenCode was restarted while you were working on this task. Continue where you left off and finish the task.";
@@ -23,7 +23,7 @@ export async function recoverTasks(life: TaskLifecycle, onInterrupted: "resume" 
       life.settle(task.id, "error", { error: "The child session no longer exists; it was lost while OpenCode was not running." });
       continue;
     }
-    const recent = await life.host.recentMessages(task.id, 6);
+    const recent = await life.host.recentMessages(task.id, RECENT_MESSAGES);
     const verdict = judgeCompletion(task, recent);
     if (verdict.kind === "completed") life.settle(task.id, "completed", { result: verdict.result });
     else if (verdict.kind === "error") life.settle(task.id, "error", { error: verdict.error });

@@ -11,7 +11,10 @@ import { ParentNotifier } from "./parent-notifier.ts";
 import { shortestUniquePrefix } from "./task-ids.ts";
 
 export const ACTIVE: TaskStatus[] = ["running", "resumed"];
-const RECENT_MESSAGES = 6;
+/** Not settled: waiting for a slot or running. */
+export const UNSETTLED: TaskStatus[] = ["queued", ...ACTIVE];
+/** Enough of a child's newest messages to judge its last run. */
+export const RECENT_MESSAGES = 6;
 
 /**
  * The shared state of the task core and the moves every part of it makes: settling a task (the
@@ -53,7 +56,7 @@ export class TaskLifecycle {
       Object.assign(task, fields, { progress: this.progress.get(taskId) ?? task.progress });
       this.store.save(task);
       this.store.appendEvent({ taskId, at: now, kind: `status:${to}`, detail: fields.error });
-      const siblingsBusy = this.store.list({ parentSessionID: task.parentSessionID, statuses: ["queued", ...ACTIVE], includeCleared: true }).length > 0;
+      const siblingsBusy = this.store.list({ parentSessionID: task.parentSessionID, statuses: UNSETTLED, includeCleared: true }).length > 0;
       this.notifier.record(task, to === "error" || (to === "completed" && !siblingsBusy));
       return task;
     });

@@ -7,7 +7,7 @@ import type { WaitOutcome } from "./settle-waiters.ts";
 import { Poller } from "./poller.ts";
 import { lookupTasks } from "./task-ids.ts";
 import { recoverTasks } from "./recovery.ts";
-import { TaskLifecycle } from "./task-lifecycle.ts";
+import { TaskLifecycle, UNSETTLED } from "./task-lifecycle.ts";
 import { TaskScheduler } from "./task-scheduler.ts";
 import { TaskWatch } from "./task-watch.ts";
 import { EventRouter } from "./event-router.ts";
@@ -217,7 +217,7 @@ export class TaskManager {
 
   private hasWork(): boolean {
     const { store, notifier } = this.life;
-    return store.list({ statuses: ["queued", "running", "resumed"], includeCleared: true }).length > 0 || notifier.waitingParents().length > 0;
+    return store.list({ statuses: UNSETTLED, includeCleared: true }).length > 0 || notifier.waitingParents().length > 0;
   }
 
   /** How many background levels deep a session is: 0 for a session that is not a task's child. */
