@@ -71,7 +71,7 @@ export class EventRouter {
     const task = this.life.store.get(taskId);
     if (!task) return;
     void this.life.host
-      .toast({ title: "Background task needs permission", message: `"${task.description}" is waiting for: ${title}`, variant: "warning" })
+      .toast({ title: "Background task needs permission", message: `"${task.description}" (${task.id}) is waiting for: ${title}`, variant: "warning" })
       .catch((error) => this.life.logError("Could not show a toast", error));
   }
 

@@ -2,9 +2,9 @@ import type { Task } from "./task.ts";
 import { formatDuration } from "./format-duration.ts";
 
 /** The message put in the parent session when a task settles. */
-export function notificationText(task: Task, shownId: string, resultCap: number): string {
+export function notificationText(task: Task, resultCap: number): string {
   const duration = formatDuration((task.settledAt ?? task.createdAt) - task.createdAt);
-  const header = `Background task ${shownId} "${task.description}" ${task.status} after ${duration}` +
+  const header = `Background task ${task.id} "${task.description}" ${task.status} after ${duration}` +
     (task.resumeCount > 0 ? ` (resumed ${task.resumeCount}x)` : "") + ".";
   const lines = [`<background-task-notification task_id="${task.id}" status="${task.status}">`, header];
   if (task.status === "completed") lines.push("Result:", capped(task.result ?? "", resultCap, task.id));

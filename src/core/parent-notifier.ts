@@ -11,7 +11,6 @@ type NotifierDeps = {
   store: TaskStore;
   clock: Clock;
   resultCap: number;
-  shownId: (task: Task) => string;
   onError: (message: string, error: unknown) => void;
 };
 
@@ -62,12 +61,12 @@ export class ParentNotifier {
 
   /** Puts the settle's notification in the outbox; call inside the settle's transaction, then `deliver`. */
   record(task: Task, wake: boolean): void {
-    const { store, clock, resultCap, shownId } = this.deps;
+    const { store, clock, resultCap } = this.deps;
     store.enqueueNotification({
       id: `${task.id}:${task.resumeCount}`,
       parentSessionID: task.parentSessionID,
       taskId: task.id,
-      text: notificationText(task, shownId(task), resultCap),
+      text: notificationText(task, resultCap),
       wake,
       createdAt: clock.now(),
     });
@@ -168,7 +167,7 @@ export class ParentNotifier {
   private async toast(task: Task): Promise<void> {
     const variant = task.status === "completed" ? "success" : task.status === "error" ? "error" : "info";
     try {
-      await this.deps.host.toast({ title: "Background task", message: `${task.description}: ${task.status}`, variant });
+      await this.deps.host.toast({ title: "Background task", message: `${task.description} (${task.id}): ${task.status}`, variant });
     } catch (error) {
       this.deps.onError("Could not show a toast", error);
     }

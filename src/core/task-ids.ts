@@ -1,28 +1,11 @@
 import type { Task } from "./task.ts";
 
 const SESSION_PREFIX = "ses_";
-const MIN_SHOWN = SESSION_PREFIX.length + 4;
 
 export type Lookup =
   | { kind: "tasks"; tasks: Task[]; batchId?: string }
   | { kind: "none"; message: string }
   | { kind: "ambiguous"; message: string };
-
-/** The shortest prefix of `id` that no other id shares (never shorter than `ses_` + 4). */
-export function shortestUniquePrefix(id: string, others: Iterable<string>): string {
-  let length = MIN_SHOWN;
-  for (const other of others) {
-    if (other === id) continue;
-    length = Math.max(length, commonPrefixLength(id, other) + 1);
-  }
-  return id.slice(0, Math.min(length, id.length));
-}
-
-function commonPrefixLength(a: string, b: string): number {
-  let i = 0;
-  while (i < a.length && i < b.length && a[i] === b[i]) i++;
-  return i;
-}
 
 /** Finds the tasks an id names: a task id or batch id, whole or any unique prefix, `ses_` optional. */
 export function lookupTasks(rawId: string, tasks: Task[]): Lookup {

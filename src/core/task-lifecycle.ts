@@ -8,7 +8,6 @@ import { ProgressTracker } from "./progress-tracker.ts";
 import { AnswerTracker } from "./answer-tracker.ts";
 import { SettleWaiters } from "./settle-waiters.ts";
 import { ParentNotifier } from "./parent-notifier.ts";
-import { shortestUniquePrefix } from "./task-ids.ts";
 
 export const ACTIVE: TaskStatus[] = ["running", "resumed"];
 /** Not settled: waiting for a slot or running. */
@@ -40,7 +39,6 @@ export class TaskLifecycle {
     this.notifier = new ParentNotifier({
       host, store, clock,
       resultCap: resultCapChars,
-      shownId: (task) => this.shownId(task),
       onError: (message, error) => this.logError(message, error),
     });
     for (const task of this.activeTasks()) this.progress.track(task.id, task.progress);
@@ -106,10 +104,6 @@ export class TaskLifecycle {
 
   activeTasks(): Task[] {
     return this.store.list({ statuses: ACTIVE, includeCleared: true });
-  }
-
-  shownId(task: Task): string {
-    return shortestUniquePrefix(task.id, this.store.list({ includeCleared: true }).map((t) => t.id));
   }
 
   logError(message: string, error: unknown): void {

@@ -102,11 +102,10 @@ export class TaskManager {
 
   async resume(taskId: string, prompt: string, parentAgent: string, parentModel?: ModelRef): Promise<Task> {
     const task = this.requireOne(taskId);
-    const shown = this.life.shownId(task);
-    if (task.status === "resumed") throw new TaskError(`Task ${shown} is already being resumed. Wait for it with background_output, then resume again.`);
-    if (task.status !== "completed") throw new TaskError(`Task ${shown} is ${task.status}; only a completed task can be resumed. Start a new background_task instead.`);
+    if (task.status === "resumed") throw new TaskError(`Task ${task.id} is already being resumed. Wait for it with background_output, then resume again.`);
+    if (task.status !== "completed") throw new TaskError(`Task ${task.id} is ${task.status}; only a completed task can be resumed. Start a new background_task instead.`);
     if (!(await this.life.host.sessionExists(task.id))) {
-      throw new TaskError(`Task ${shown}'s session no longer exists, so it cannot be resumed. Start a new background_task with the context it needs.`);
+      throw new TaskError(`Task ${task.id}'s session no longer exists, so it cannot be resumed. Start a new background_task with the context it needs.`);
     }
     const now = this.life.clock.now();
     transition(task, "resumed", now);
@@ -179,10 +178,6 @@ export class TaskManager {
 
   withLiveProgress(task: Task): Task {
     return { ...task, progress: this.life.progress.get(task.id) ?? task.progress };
-  }
-
-  shownId(task: Task): string {
-    return this.life.shownId(task);
   }
 
   handleEvent(event: HostEvent): void {

@@ -6,6 +6,8 @@ import { openSqlite, type SqliteDatabase, type SqlRow, type SqlValue } from "./s
 import { StoreUnavailableError } from "./store-unavailable-error.ts";
 import { rowToTask } from "./task-row.ts";
 
+const SESSION_PREFIX = "ses_";
+
 export type ProjectTask = Task & { projectId: string };
 export type ProjectEvent = TaskEvent & { projectId: string };
 export type ProjectNotification = PendingNotification & { projectId: string; deliveredAt?: number };
@@ -46,12 +48,15 @@ export class TaskReader {
     return this.db.prepare(sql).all(...params).map(rowToProjectTask);
   }
 
-  /** Tasks whose id starts with `prefix`; only the exact one when an id equals it. */
+  /**
+   * Tasks whose id starts with `prefix`, or with `ses_` + `prefix` (the tools accept ids without
+   * it too); only the exact one when an id equals it.
+   */
   findByIdPrefix(prefix: string): ProjectTask[] {
-    const rows = this.db
-      .prepare("SELECT * FROM tasks WHERE substr(id, 1, ?) = ? ORDER BY created_at, rowid")
-      .all(prefix.length, prefix);
-    const exact = rows.filter((row) => row.id === prefix);
+    const query = this.db.prepare("SELECT * FROM tasks WHERE substr(id, 1, ?) = ? ORDER BY created_at, rowid");
+    let rows = query.all(prefix.length, prefix);
+    if (rows.length === 0 && !prefix.startsWith(SESSION_PREFIX)) rows = query.all(prefix.length + SESSION_PREFIX.length, SESSION_PREFIX + prefix);
+    const exact = rows.filter((row) => row.id === prefix || row.id === SESSION_PREFIX + prefix);
     return (exact.length ? exact : rows).map(rowToProjectTask);
   }
 

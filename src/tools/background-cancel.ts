@@ -16,9 +16,8 @@ export function backgroundCancelTool({ manager, onCrash }: Deps) {
       if (found.kind !== "tasks") throw new TaskError(found.message);
       const lines: string[] = [];
       for (const task of found.tasks) {
-        const shown = manager.shownId(task);
-        if (isSettled(task.status)) lines.push(`${shown}: already ${task.status}, nothing to cancel.`);
-        else lines.push((await manager.cancel(task, "Cancelled by background_cancel.")) ? `${shown}: cancelled.` : `${shown}: already settled.`);
+        if (isSettled(task.status)) lines.push(`${task.id}: already ${task.status}, nothing to cancel.`);
+        else lines.push((await manager.cancel(task, "Cancelled by background_cancel.")) ? `${task.id}: cancelled.` : `${task.id}: already settled.`);
       }
       return lines.join("\n");
     },

@@ -13,7 +13,7 @@ export function backgroundClearTool({ manager, onCrash }: Deps) {
       const { cleared, running } = manager.clear(call.sessionID);
       const head = `Cleared ${cleared} finished task${cleared === 1 ? "" : "s"}.`;
       if (running.length === 0) return head;
-      const ids = running.map((t) => manager.shownId(t)).join(", ");
+      const ids = running.map((t) => t.id).join(", ");
       return `${head} ${running.length} still running (${ids}), left in the list; cancel them with background_cancel if they are no longer needed.`;
     },
   });

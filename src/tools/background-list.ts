@@ -17,7 +17,7 @@ export function backgroundListTool({ manager, clock, onCrash }: Deps) {
       const tasks = manager.listForParent(call.sessionID, args.status);
       if (tasks.length === 0) return args.status ? `No background tasks found with status ${args.status}.` : "No background tasks found.";
       const now = clock.now();
-      return tasks.map((task) => listLine(task, manager.shownId(task), now)).join("\n");
+      return tasks.map((task) => listLine(task, now)).join("\n");
     },
   });
 }

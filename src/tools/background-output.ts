@@ -36,7 +36,7 @@ export function backgroundOutputTool({ manager, clock, defaultTimeoutSeconds, ma
       const blocks = found.tasks.map((stale) => {
         const fresh = manager.withLiveProgress(manager.get(stale.id) ?? stale);
         if (isSettled(fresh.status)) manager.markRetrieved(fresh);
-        return outputBlock(fresh, manager.shownId(fresh), clock.now());
+        return outputBlock(fresh, clock.now());
       });
       const heading = found.batchId ? `Batch ${found.batchId} (${found.tasks.length} tasks)\n\n` : "";
       return note + heading + blocks.join("\n\n---\n\n");

@@ -28,7 +28,7 @@ export function backgroundTaskTool({ manager, onCrash }: Deps) {
       }
       if (args.resume) {
         const task = await manager.resume(args.resume, args.prompt, call.agent, call.model);
-        return `Resumed background task ${manager.shownId(task)} (resume #${task.resumeCount}). You will be notified when it answers; or call background_output with task_id "${manager.shownId(task)}".`;
+        return `Resumed background task ${task.id} (resume #${task.resumeCount}). You will be notified when it answers; or call background_output with task_id "${task.id}".`;
       }
       const task = await manager.launch({
         parentSessionID: call.sessionID, parentMessageID: call.messageID, parentAgent: call.agent,
@@ -36,7 +36,7 @@ export function backgroundTaskTool({ manager, onCrash }: Deps) {
       });
       const queued = task.status === "queued" ? " (queued: the concurrency limit is reached; it starts when a slot frees)" : "";
       return [
-        `Launched background task ${manager.shownId(task)}${task.isForked ? " (forked)" : ""}: ${task.description}${queued}`,
+        `Launched background task ${task.id}${task.isForked ? " (forked)" : ""}: ${task.description}${queued}`,
         `task_id: ${task.id}`,
         `batch: ${task.batchId}`,
         "It runs in the background; you will be notified here when it finishes. Use background_output to check on it.",

@@ -20,14 +20,14 @@ export function progressLine(task: Task, now: number): string {
 }
 
 /** One line of background_list. */
-export function listLine(task: Task, shownId: string, now: number): string {
-  return `${shownId}${marks(task)}  ${task.status}  ${elapsed(task, now)}  ${task.description}  [${progressLine(task, now)}]`;
+export function listLine(task: Task, now: number): string {
+  return `${task.id}${marks(task)}  ${task.status}  ${elapsed(task, now)}  ${task.description}  [${progressLine(task, now)}]`;
 }
 
 /** background_output's answer for one task. */
-export function outputBlock(task: Task, shownId: string, now: number): string {
+export function outputBlock(task: Task, now: number): string {
   const lines = [
-    `Task ${shownId}${marks(task)}: ${task.description}`,
+    `Task ${task.id}${marks(task)}: ${task.description}`,
     `Status: ${task.status} (${elapsed(task, now)}, agent ${task.agent}, batch ${task.batchId})`,
     `Progress: ${progressLine(task, now)}`,
   ];

@@ -79,10 +79,11 @@ describe("the tools on the real host", () => {
   it("background_list shows only the calling session's tasks", async () => {
     const a = await stack.newSession("parent A");
     const b = await stack.newSession("parent B");
-    await launch(a, "task of A", "REPLY a");
+    const idA = await launch(a, "task of A", "REPLY a");
     await launch(b, "task of B", "REPLY b");
     const [listA] = await turn(a, [call("background_list", {})], "background_list");
     assert.match(listA, /task of A/);
+    assert.ok(listA.startsWith(`${idA} `), `the full id launch returned, in: ${listA}`);
     assert.doesNotMatch(listA, /task of B/);
     const fresh = await stack.newSession("parent C");
     const [listC] = await turn(fresh, [call("background_list", {})], "background_list");

@@ -137,6 +137,14 @@ describe("opencode-background-tasks CLI", () => {
     ]);
   });
 
+  it("show accepts a prefix without ses_, as the tools do", () => {
+    const { code, stdout, stderr } = runDb("show", "abc1");
+    assert.equal(code, 0, stderr);
+    assert.match(stdout, /^Task ses_abc111\n/);
+    assert.match(runDb("show", "abc").stderr, /'abc' matches 2 tasks/);
+    assert.match(runDb("show", "zzz").stderr, /No task has an id starting with 'zzz'/);
+  });
+
   it("show --json includes the events", () => {
     const shown = JSON.parse(runDb("show", "ses_abc111", "--json").stdout);
     assert.equal(shown.projectId, "proj_alpha");

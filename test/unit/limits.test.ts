@@ -100,7 +100,7 @@ describe("time limit and faults", () => {
     const f = coreFixture();
     const id = await f.launch({ description: "needs bash" });
     f.host.emit({ type: "permission", sessionID: id, title: "bash (rm -rf build)" });
-    assert.match(f.host.toasts.at(-1)!, /"needs bash" is waiting for: bash \(rm -rf build\)/);
+    assert.equal(f.host.toasts.at(-1), `"needs bash" (${id}) is waiting for: bash (rm -rf build)`);
     assert.match(await f.call("background_output", { task_id: id }), /WAITING FOR PERMISSION: bash \(rm -rf build\)/);
     assert.match(await f.call("background_list", {}), /WAITING FOR PERMISSION/);
     f.host.emit({ type: "permission-replied", sessionID: id });

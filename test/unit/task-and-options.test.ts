@@ -2,7 +2,6 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { transition, IllegalTransitionError, type Task } from "../../src/core/task.ts";
 import { parseOptions, DEFAULT_OPTIONS } from "../../src/options.ts";
-import { shortestUniquePrefix } from "../../src/core/task-ids.ts";
 
 function task(status: Task["status"]): Task {
   return {
@@ -51,12 +50,5 @@ describe("options", () => {
 
   it("refuses a default block timeout above the maximum", () => {
     assert.throws(() => parseOptions({ defaultBlockTimeoutSeconds: 100, maxBlockTimeoutSeconds: 50 }), /must not exceed/);
-  });
-});
-
-describe("shortestUniquePrefix", () => {
-  it("is just long enough to tell ids apart", () => {
-    assert.equal(shortestUniquePrefix("ses_abcdef123", ["ses_abcdef123", "ses_abcxyz"]), "ses_abcd");
-    assert.equal(shortestUniquePrefix("ses_abcdef123", ["ses_abcdef999"]), "ses_abcdef1");
   });
 });

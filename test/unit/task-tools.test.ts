@@ -184,6 +184,26 @@ describe("ids", () => {
     assert.match(await f.call("background_output", { task_id: "ses_000" }), /matches more than one/);
     assert.match(await f.call("background_output", { task_id: "zzz" }), /No background task or batch matches "zzz"/);
   });
+
+  it("prints the full id that launch returned everywhere, however many tasks share a prefix", async () => {
+    const f = coreFixture();
+    const a = await f.launch({ description: "first" }, { messageID: "msg_ids" });
+    const launched = await f.call("background_task", { description: "second", prompt: "p", agent: "general" }, { messageID: "msg_ids" });
+    const b = launched.match(/task_id: (\S+)/)![1];
+    assert.match(launched, new RegExp(`^Launched background task ${b}:`));
+    for (let i = 0; i < 5; i++) await f.launch({ description: `more ${i}` });
+    const list = await f.call("background_list", {});
+    for (const id of [a, b]) assert.ok(list.split("\n").some((line) => line.startsWith(`${id} `)), `${id} in:\n${list}`);
+    assert.match(await f.call("background_output", { task_id: a.slice(4, 12) }), new RegExp(`^Task ${a}: first`, "m"));
+    f.host.setActivity(PARENT, "idle");
+    f.host.finishRun(a, "done");
+    await f.flush();
+    const note = f.host.promptsTo(PARENT)[0].text;
+    assert.match(note, new RegExp(`Background task ${a} "first" completed`));
+    assert.ok(f.host.toasts.some((t) => t.includes(a)), f.host.toasts.join("\n"));
+    assert.match(await f.call("background_cancel", { task_id: b }), new RegExp(`^${b}: cancelled`));
+    assert.match(await f.call("background_task", { description: "x", prompt: "p", agent: "general", resume: a.slice(4) }), new RegExp(`Resumed background task ${a} `));
+  });
 });
 
 describe("background_list", () => {
