@@ -54,7 +54,7 @@ function claimContinue(life: TaskLifecycle, task: Task): Task | undefined {
     current.progress.lastActivityAt = current.promptedAt;
     store.save(current);
     store.appendEvent({ taskId: task.id, at: current.promptedAt, kind: "interrupted", detail: "told to continue" });
-    notifier.recordNote(current, `interrupted-${current.promptedAt}`, interruptedNote(current));
+    if (current.notify !== false) notifier.recordNote(current, `interrupted-${current.promptedAt}`, interruptedNote(current));
     return current;
   });
 }

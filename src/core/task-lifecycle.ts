@@ -27,6 +27,8 @@ export class TaskLifecycle {
   readonly notifier: ParentNotifier;
   /** Called after every settle, once it is committed (frees a concurrency slot). */
   onSettled: () => void = () => {};
+  /** Called inside every settle's transaction, after the task row is saved (TaskManager.onSettle). */
+  readonly settleListeners: ((task: Task) => void)[] = [];
   private checking = new Set<string>();
 
   constructor(
@@ -55,7 +57,8 @@ export class TaskLifecycle {
       this.store.save(task);
       this.store.appendEvent({ taskId, at: now, kind: `status:${to}`, detail: fields.error });
       const siblingsBusy = this.store.list({ parentSessionID: task.parentSessionID, statuses: UNSETTLED, includeCleared: true }).length > 0;
-      this.notifier.record(task, to === "error" || (to === "completed" && !siblingsBusy));
+      if (task.notify !== false) this.notifier.record(task, to === "error" || (to === "completed" && !siblingsBusy));
+      this.tellSettleListeners(task);
       return task;
     });
     if (!settled) return false;
@@ -65,6 +68,17 @@ export class TaskLifecycle {
     void this.notifier.deliver(settled.parentSessionID);
     this.onSettled();
     return true;
+  }
+
+  private tellSettleListeners(task: Task): void {
+    for (const listener of this.settleListeners) {
+      try {
+        // Nested: a listener that throws halfway leaves none of its writes behind.
+        this.store.transaction(() => listener(structuredClone(task)));
+      } catch (error) {
+        this.logError(`A settle listener failed for task ${task.id}; the settle stands`, error);
+      }
+    }
   }
 
   async cancel(task: Task, reason?: string): Promise<boolean> {

@@ -33,7 +33,14 @@ export type LaunchInput = {
   description: string;
   prompt: string;
   agent: string;
+  /** Overrides the agent's own model and the parent's. */
+  model?: ModelRef;
+  /** Default true; false: the core enqueues no parent notification for this task's settles. */
+  notify?: boolean;
 };
+
+/** A parent notification put in the outbox by a layer above the core (see `enqueueNotification`). */
+export type NotificationInput = { id: string; parentSessionID: string; taskId: string; text: string; wake: boolean };
 
 /**
  * Fork support, given to the manager so the core stays free of fork details: `fork` copies the
@@ -77,7 +84,7 @@ export class TaskManager {
     if (depth > this.config.maxDepth) {
       throw new TaskError(`This session is already ${depth - 1} level(s) deep in background tasks; the limit is ${this.config.maxDepth} (maxDepth). Do the work here instead of launching another task.`);
     }
-    const model = await this.childModel(input.agent, input.parentModel);
+    const model = await this.childModel(input.agent, input.model ?? input.parentModel, input.model !== undefined);
     const title = `${input.description} (@${input.agent} background)`;
     const id = input.fork
       ? await this.requireForks().fork({ ...input, title })
@@ -87,7 +94,7 @@ export class TaskManager {
       id, parentSessionID: input.parentSessionID, batchId: input.parentMessageID,
       description: input.description, prompt: input.prompt, agent: input.agent, model,
       parentAgent: input.parentAgent, parentModel: input.parentModel, status: "queued",
-      isForked: Boolean(input.fork), resumeCount: 0,
+      isForked: Boolean(input.fork), resumeCount: 0, ...(input.notify === false ? { notify: false } : {}),
       progress: { toolCalls: 0, lastTools: [], lastActivityAt: now }, createdAt: now, promptedAt: now,
     };
     this.life.store.save(task);
@@ -118,6 +125,28 @@ export class TaskManager {
     await this.life.sendPrompt(task, prompt);
     this.poller.ensureRunning();
     return this.life.store.get(task.id)!;
+  }
+
+  /**
+   * Calls `listener` after every settle, synchronously inside the settle's store transaction and
+   * after the task row is saved: what it writes commits (or rolls back) with the settle. A
+   * listener that throws is logged; the settle goes on.
+   */
+  onSettle(listener: (task: Task) => void): void {
+    this.life.settleListeners.push(listener);
+  }
+
+  /**
+   * Puts a notification in the outbox; delivered by the core's notifier (held while the parent is
+   * busy, exactly once, with the parent agent and model of task `taskId`). Callable inside an
+   * `onSettle` listener: delivery is only attempted after the current synchronous work is done.
+   */
+  enqueueNotification(input: NotificationInput): void {
+    this.life.store.enqueueNotification({ ...input, createdAt: this.life.clock.now() });
+    queueMicrotask(() => {
+      void this.life.notifier.deliver(input.parentSessionID);
+      this.poller.ensureRunning();
+    });
   }
 
   cancel(task: Task, reason?: string): Promise<boolean> {
@@ -226,11 +255,12 @@ export class TaskManager {
     return task.isForked ? this.requireForks().firstPrompt(task.id, task.prompt) : Promise.resolve(task.prompt);
   }
 
-  private async childModel(agentName: string, parentModel?: ModelRef): Promise<ModelRef> {
+  /** The agent's own model, else the parent's; an explicit launch model (`overrides`) wins over both. */
+  private async childModel(agentName: string, parentModel: ModelRef | undefined, overrides: boolean): Promise<ModelRef> {
     const agents = await this.life.host.agents();
     const agent = agents.find((a) => a.name === agentName);
     if (!agent) throw new TaskError(`Unknown agent "${agentName}". Available agents: ${agents.map((a) => a.name).join(", ")}.`);
-    const model = agent.model ?? parentModel;
+    const model = overrides ? parentModel : agent.model ?? parentModel;
     if (!model) throw new TaskError(`Agent "${agentName}" has no model of its own and the parent's model is unknown. Pick an agent with a model.`);
     return model;
   }

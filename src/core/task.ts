@@ -34,6 +34,8 @@ export type Task = {
   parentModel?: ModelRef;
   status: TaskStatus;
   isForked: boolean;
+  /** False: settles put nothing in the parent's outbox (the launcher notifies by its own policy). Absent means true. */
+  notify?: boolean;
   resumeCount: number;
   result?: string;
   error?: string;

@@ -74,6 +74,82 @@ export const MIGRATIONS: readonly Migration[] = [
     name: "started time of a task (queued tasks start later than they are created)",
     sql: `ALTER TABLE tasks ADD COLUMN started_at INTEGER;`,
   },
+  {
+    version: 4,
+    name: "automations: definitions, their triggers and run history; tasks that do not notify their parent",
+    sql: `
+      ALTER TABLE tasks ADD COLUMN notify INTEGER NOT NULL DEFAULT 1;
+
+      CREATE TABLE automations (
+        project_id           TEXT    NOT NULL,
+        id                   TEXT    NOT NULL,
+        title                TEXT    NOT NULL,
+        prompt               TEXT    NOT NULL,
+        agent                TEXT    NOT NULL,
+        model                TEXT,             -- JSON ModelRef
+        notify               TEXT    NOT NULL, -- always | on_change | on_failure | never
+        session_mode         TEXT    NOT NULL, -- fresh | continue
+        max_runs             INTEGER,
+        overlap              TEXT    NOT NULL, -- skip | queue
+        catch_up             TEXT    NOT NULL, -- skip | once
+        report_to            TEXT    NOT NULL, -- session id
+        report_agent         TEXT    NOT NULL,
+        report_model         TEXT,             -- JSON ModelRef
+        enabled              INTEGER NOT NULL,
+        paused_reason        TEXT,
+        done_at              INTEGER,
+        report_to_gone_at    INTEGER,
+        created_by           TEXT    NOT NULL,
+        created_at           INTEGER NOT NULL,
+        updated_at           INTEGER NOT NULL,
+        run_count            INTEGER NOT NULL DEFAULT 0,
+        consecutive_failures INTEGER NOT NULL DEFAULT 0,
+        last_result_hash     TEXT,
+        continue_task_id     TEXT,             -- session: continue, the child every run resumes
+        PRIMARY KEY (project_id, id)
+      );
+
+      -- kind: interval | cron | once; later kinds (file, command, webhook) keep their settings in spec.
+      CREATE TABLE automation_triggers (
+        project_id      TEXT    NOT NULL,
+        id              TEXT    NOT NULL,
+        automation_id   TEXT    NOT NULL,
+        kind            TEXT    NOT NULL,
+        spec            TEXT    NOT NULL, -- JSON, e.g. {"every":"30m"} or {"cron":"0 9 * * 1-5","timezone":"Europe/Paris"}
+        created_at      INTEGER NOT NULL,
+        last_planned_at INTEGER,          -- the latest occurrence handled (fired, skipped or missed)
+        next_at         INTEGER,          -- the next occurrence; NULL when spent or never again
+        PRIMARY KEY (project_id, id)
+      );
+      CREATE INDEX automation_triggers_by_automation ON automation_triggers (project_id, automation_id);
+
+      -- One row per occurrence decides which process fires it: (trigger_id, planned_at) is unique.
+      CREATE TABLE automation_runs (
+        id            INTEGER PRIMARY KEY AUTOINCREMENT,
+        project_id    TEXT    NOT NULL,
+        automation_id TEXT    NOT NULL,
+        run_no        INTEGER,          -- NULL for skipped and missed rows
+        trigger_id    TEXT,             -- NULL for task_run
+        fired_by      TEXT    NOT NULL, -- schedule | manual | catch_up
+        planned_at    INTEGER,
+        status        TEXT    NOT NULL, -- waiting | starting | running | completed | error | cancelled | skipped | missed
+        skip_reason   TEXT,             -- overlap | paused | missed | ...
+        missed_count  INTEGER,
+        missed_until  INTEGER,
+        task_id       TEXT,
+        created_at    INTEGER NOT NULL,
+        started_at    INTEGER,
+        ended_at      INTEGER,
+        result_hash   TEXT,
+        summary       TEXT,             -- the result's first line, or the error
+        notified      INTEGER,          -- 1 told, 0 not told (see notify_note)
+        notify_note   TEXT
+      );
+      CREATE UNIQUE INDEX automation_runs_occurrence ON automation_runs (project_id, trigger_id, planned_at);
+      CREATE INDEX automation_runs_by_automation ON automation_runs (project_id, automation_id, id);
+      CREATE INDEX automation_runs_by_task ON automation_runs (project_id, task_id);
+    `,
+  },
 ];
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -27,6 +27,7 @@ export const TASK_COLUMNS = [
   "retrieved_at",
   "cleared_at",
   "started_at",
+  "notify",
 ] as const;
 
 export function taskToParams(projectId: string, task: Task): SqlValue[] {
@@ -55,6 +56,7 @@ export function taskToParams(projectId: string, task: Task): SqlValue[] {
     task.retrievedAt ?? null,
     task.clearedAt ?? null,
     task.startedAt ?? null,
+    task.notify === false ? 0 : 1,
   ];
 }
 
@@ -87,5 +89,6 @@ export function rowToTask(row: SqlRow): Task {
   if (row.retrieved_at !== null) task.retrievedAt = row.retrieved_at as number;
   if (row.cleared_at !== null) task.clearedAt = row.cleared_at as number;
   if (row.started_at !== null && row.started_at !== undefined) task.startedAt = row.started_at as number;
+  if (row.notify === 0) task.notify = false;
   return task;
 }
