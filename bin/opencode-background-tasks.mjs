@@ -1,12 +1,15 @@
 #!/usr/bin/env node
-// The CLI is TypeScript; tsx compiles it on the fly, so tsx must be a runtime dependency.
-let register;
-try {
-  ({ register } = await import("tsx/esm/api"));
-} catch (error) {
-  process.stderr.write(`opencode-background-tasks needs the tsx package to run: ${error.message}\n`);
-  process.exit(1);
+// The packed package ships the CLI compiled to JavaScript (dist/, built when packing). A source
+// checkout has no dist/: there the TypeScript sources run through tsx, a dev dependency.
+import { existsSync } from "node:fs";
+
+const compiled = new URL("../dist/cli/main.js", import.meta.url);
+let main;
+if (existsSync(compiled)) {
+  ({ main } = await import(compiled.href));
+} else {
+  const { register } = await import("tsx/esm/api");
+  register();
+  ({ main } = await import("../src/cli/main.ts"));
 }
-register();
-const { main } = await import("../src/cli/main.ts");
 process.exitCode = main(process.argv.slice(2));
