@@ -25,6 +25,8 @@ export type Stack = {
 };
 
 export type StackOptions = {
+  /** The plugin package to load; this checkout by default. */
+  pluginDir?: string;
   pluginOptions?: Record<string, unknown>;
   responder?: Responder;
   mock?: MockModel;
@@ -38,7 +40,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const mock = options.mock ?? (await startMockModel({ responder: options.responder }));
   const server = await startOpencode({
     model: mock.url,
-    pluginDir: PACKAGE_DIR,
+    pluginDir: options.pluginDir ?? PACKAGE_DIR,
     pluginOptions: options.pluginOptions ?? {},
     env: options.env,
     config: options.config,
