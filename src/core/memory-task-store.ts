@@ -42,7 +42,9 @@ export class MemoryTaskStore implements TaskStore {
 
   enqueueNotification(notification: PendingNotification): void {
     if (this.delivered.has(notification.id)) return;
-    this.outbox.set(notification.id, copy(notification));
+    const { claim, claims } = this.outbox.get(notification.id) ?? {};
+    const { claim: _claim, claims: _claims, ...fields } = copy(notification);
+    this.outbox.set(notification.id, { ...fields, ...(claim && { claim }), ...(claims && { claims }) });
   }
 
   pendingNotifications(parentSessionID?: string): PendingNotification[] {
@@ -59,11 +61,15 @@ export class MemoryTaskStore implements TaskStore {
     this.delivered.set(notificationId, notification);
   }
 
-  markUndelivered(notificationId: string): void {
-    const notification = this.delivered.get(notificationId);
+  claimNotification(notificationId: string, by: string, at: number): void {
+    const notification = this.outbox.get(notificationId);
     if (!notification) return;
-    this.delivered.delete(notificationId);
-    this.outbox.set(notificationId, notification);
+    notification.claim = { by, at };
+    notification.claims = (notification.claims ?? 0) + 1;
+  }
+
+  releaseClaim(notificationId: string): void {
+    delete this.outbox.get(notificationId)?.claim;
   }
 
   transaction<T>(fn: () => T): T {

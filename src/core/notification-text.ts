@@ -18,3 +18,23 @@ function capped(text: string, cap: number, taskId: string): string {
   if (text.length <= cap) return text;
   return `${text.slice(0, cap)}\n[... ${text.length - cap} more characters: call background_output with task_id "${taskId}" for the full result]`;
 }
+
+const TAG = "<background-task-notification";
+
+/** The stable marker of one outbox notification in the text the parent stores. */
+export function notificationMarker(notificationId: string): string {
+  return `key="${notificationId.replaceAll("&", "&amp;").replaceAll('"', "&quot;")}"`;
+}
+
+/**
+ * The text as sent: the notification's marker as an attribute of its tag (a text without the
+ * tag is wrapped in one), so that after a crash it can be found in the parent and not sent twice.
+ */
+export function withMarker(text: string, notificationId: string): string {
+  const marker = notificationMarker(notificationId);
+  if (text.includes(marker)) return text;
+  const at = text.indexOf(TAG);
+  if (at < 0) return `${TAG} ${marker}>\n${text}\n</background-task-notification>`;
+  const end = at + TAG.length;
+  return `${text.slice(0, end)} ${marker}${text.slice(end)}`;
+}

@@ -1,10 +1,13 @@
 import type { Clock } from "./clock.ts";
 import type { Task } from "./task.ts";
-import type { TaskStore } from "./task-store.ts";
-import type { Host, SessionActivity } from "../host/host.ts";
-import { notificationText } from "./notification-text.ts";
+import type { PendingNotification, TaskStore } from "./task-store.ts";
+import type { Host, HostMessage, SessionActivity } from "../host/host.ts";
+import { notificationMarker, notificationText, withMarker } from "./notification-text.ts";
+import { claimHeldByOther, faultPoint, newClaimer } from "./outbox-claim.ts";
 
 const CONFIRMED_IDLE_TRUST_MS = 250;
+/** How far back the parent is searched for a notification that may have been sent before a crash. */
+const MAX_MESSAGES_SEARCHED = 800;
 
 type NotifierDeps = {
   host: Host;
@@ -12,12 +15,15 @@ type NotifierDeps = {
   clock: Clock;
   resultCap: number;
   onError: (message: string, error: unknown) => void;
+  /** Who this instance is in the outbox's claims; a fresh name per instance by default. */
+  claimer?: string;
 };
 
 /**
  * Tells parent sessions about settled tasks, exactly once each. Notifications wait in the
  * store's outbox while the parent is busy (we never join or interrupt its run) and go out as one
- * message when it is idle. Only a notification marked `wake` starts a parent turn.
+ * message when it is idle. Only a notification marked `wake` starts a parent turn. A crash between
+ * claim and confirmation leaves it claimed; it is sent again only if the parent does not have it.
  */
 export class ParentNotifier {
   private activity = new Map<string, { state: SessionActivity; at: number }>();
@@ -26,7 +32,11 @@ export class ParentNotifier {
   private delivering = new Set<string>();
   private deliverAgain = new Set<string>();
 
-  constructor(private deps: NotifierDeps) {}
+  private readonly claimer: string;
+
+  constructor(private deps: NotifierDeps) {
+    this.claimer = deps.claimer ?? newClaimer();
+  }
 
   setActivity(sessionID: string, activity: SessionActivity): void {
     this.activity.set(sessionID, { state: activity, at: this.deps.clock.now() });
@@ -126,41 +136,83 @@ export class ParentNotifier {
     return this.activity.get(parentID)!.state;
   }
 
+  /**
+   * Claims what is free, sends only what the parent does not already have, and confirms after the
+   * host accepted it: at least once, and a notification claimed before (by an instance that died
+   * or failed) is first looked for in the parent, so in effect exactly once.
+   */
   private async sendPending(parentID: string): Promise<void> {
-    const { host, store } = this.deps;
     const claimed = this.claim(parentID);
     if (claimed.length === 0) return;
-    const tasks = claimed.map((n) => store.get(n.taskId)).filter((t): t is Task => t !== undefined);
-    const wake = claimed.some((n) => n.wake && !alreadyRead(store.get(n.taskId)));
-    const latest = tasks.at(-1);
+    faultPoint("exit-after-claim");
+    let toSend = claimed;
     try {
-      await host.prompt({
-        sessionID: parentID,
-        text: claimed.map((n) => n.text).join("\n\n"),
-        agent: latest?.parentAgent ?? "build",
-        model: latest?.parentModel,
-        noReply: !wake,
-      });
+      const found = await this.foundInParent(parentID, claimed.filter((n) => n.claims !== undefined));
+      if (found.length > 0) this.confirm(found, "found in the parent, not sent again");
+      toSend = claimed.filter((n) => !found.includes(n));
+      if (toSend.length > 0) await this.send(parentID, toSend);
     } catch (error) {
-      store.transaction(() => claimed.forEach((n) => store.markUndelivered(n.id)));
+      this.deps.store.transaction(() => toSend.forEach((n) => this.deps.store.releaseClaim(n.id)));
       throw error;
     }
+  }
+
+  private async send(parentID: string, notifications: PendingNotification[]): Promise<void> {
+    const { host, store } = this.deps;
+    const tasks = notifications.map((n) => store.get(n.taskId)).filter((t): t is Task => t !== undefined);
+    const wake = notifications.some((n) => n.wake && !alreadyRead(store.get(n.taskId)));
+    const latest = tasks.at(-1);
+    await host.prompt({
+      sessionID: parentID,
+      text: notifications.map((n) => withMarker(n.text, n.id)).join("\n\n"),
+      agent: latest?.parentAgent ?? "build",
+      model: latest?.parentModel,
+      noReply: !wake,
+    });
+    faultPoint("exit-after-send");
     if (wake) this.setActivity(parentID, "busy");
-    const at = this.deps.clock.now();
-    for (const n of claimed) store.appendEvent({ taskId: n.taskId, at, kind: "notified", detail: wake ? "woke parent" : "no turn" });
+    this.confirm(notifications, wake ? "woke parent" : "no turn");
     for (const task of new Set(tasks)) void this.toast(task);
   }
 
+  private confirm(notifications: PendingNotification[], detail: string): void {
+    const { store, clock } = this.deps;
+    const at = clock.now();
+    store.transaction(() => {
+      for (const n of notifications) {
+        store.markDelivered(n.id, at);
+        store.appendEvent({ taskId: n.taskId, at, kind: "notified", detail });
+      }
+    });
+  }
+
   /**
-   * Takes the parent's pending notifications out of the outbox in one transaction, so that a
-   * second plugin instance on the same database cannot send them too.
+   * Those of `retried` whose marker is in one of the parent's user messages since the oldest was
+   * queued. Reads back further only when needed: usually the few newest messages hold them.
    */
-  private claim(parentID: string) {
+  private async foundInParent(parentID: string, retried: PendingNotification[]): Promise<PendingNotification[]> {
+    if (retried.length === 0) return [];
+    const since = Math.min(...retried.map((n) => n.createdAt));
+    let messages: HostMessage[] = [];
+    for (let limit = 50; limit <= MAX_MESSAGES_SEARCHED; limit *= 4) {
+      messages = await this.deps.host.recentMessages(parentID, limit);
+      if (messages.length < limit || messages[0]!.createdAt < since) break;
+    }
+    const texts = messages.filter((m) => m.role === "user").map((m) => m.text);
+    return retried.filter((n) => texts.some((text) => text.includes(notificationMarker(n.id))));
+  }
+
+  /**
+   * Claims the parent's pending notifications that no other live instance holds, in one
+   * transaction, so that a second instance on the same database does not send them too.
+   */
+  private claim(parentID: string): PendingNotification[] {
     const { store, clock } = this.deps;
     return store.transaction(() => {
-      const pending = store.pendingNotifications(parentID);
-      for (const n of pending) store.markDelivered(n.id, clock.now());
-      return pending;
+      const now = clock.now();
+      const free = store.pendingNotifications(parentID).filter((n) => !n.claim || !claimHeldByOther(n.claim, this.claimer, now));
+      for (const n of free) store.claimNotification(n.id, this.claimer, now);
+      return free;
     });
   }
 

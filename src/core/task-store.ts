@@ -19,6 +19,10 @@ export type PendingNotification = {
   /** True when this notification should start a parent turn. */
   wake: boolean;
   createdAt: number;
+  /** Set while an instance is sending it; cleared when its send failed. Ignored by enqueue. */
+  claim?: { by: string; at: number };
+  /** How often it was claimed, absent when never: a claimed one may have reached the parent already. */
+  claims?: number;
 };
 
 export type TaskFilter = {
@@ -42,9 +46,12 @@ export interface TaskStore {
   events(taskId: string): TaskEvent[];
   enqueueNotification(notification: PendingNotification): void;
   pendingNotifications(parentSessionID?: string): PendingNotification[];
+  /** Confirmed: the host accepted it (or it was found in the parent). It leaves the outbox. */
   markDelivered(notificationId: string, at: number): void;
-  /** Puts a claimed notification back in the outbox (its delivery failed). */
-  markUndelivered(notificationId: string): void;
+  /** Marks a pending notification as being sent by `by` (counts the claim); it stays pending until confirmed. */
+  claimNotification(notificationId: string, by: string, at: number): void;
+  /** Drops the claim (the send failed); the claim count stays. */
+  releaseClaim(notificationId: string): void;
   /** Runs fn as one write transaction: all of it is committed, or none. Serialises writers across connections. */
   transaction<T>(fn: () => T): T;
   close(): void;

@@ -10,7 +10,7 @@ export function rowToEvent(row: SqlRow): TaskEvent {
 }
 
 export function rowToNotification(row: SqlRow): PendingNotification {
-  return {
+  const notification: PendingNotification = {
     id: row.id as string,
     parentSessionID: row.parent_session_id as string,
     taskId: row.task_id as string,
@@ -18,4 +18,7 @@ export function rowToNotification(row: SqlRow): PendingNotification {
     wake: row.wake === 1,
     createdAt: row.created_at as number,
   };
+  if (row.claimed_at != null) notification.claim = { by: row.claimed_by as string, at: row.claimed_at as number };
+  if (Number(row.claims ?? 0) > 0) notification.claims = Number(row.claims);
+  return notification;
 }

@@ -75,6 +75,16 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: `ALTER TABLE tasks ADD COLUMN started_at INTEGER;`,
   },
   {
+    version: 3,
+    name: "outbox claims apart from delivery (a notification survives a crash between claim and send)",
+    // delivered_at now means confirmed: set after the host accepted the prompt, no longer at the claim.
+    sql: `
+      ALTER TABLE notifications ADD COLUMN claimed_at INTEGER;
+      ALTER TABLE notifications ADD COLUMN claimed_by TEXT;
+      ALTER TABLE notifications ADD COLUMN claims INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
+  {
     version: 4,
     name: "automations: definitions, their triggers and run history; tasks that do not notify their parent",
     sql: `

@@ -114,8 +114,16 @@ export class SqliteTaskStore implements TaskStore {
     );
   }
 
-  markUndelivered(notificationId: string): void {
-    this.sql("UPDATE notifications SET delivered_at = NULL WHERE project_id = ? AND id = ?").run(this.projectId, notificationId);
+  claimNotification(notificationId: string, by: string, at: number): void {
+    this.sql(`UPDATE notifications SET claimed_at = ?, claimed_by = ?, claims = claims + 1
+      WHERE project_id = ? AND id = ? AND delivered_at IS NULL`).run(at, by, this.projectId, notificationId);
+  }
+
+  releaseClaim(notificationId: string): void {
+    this.sql("UPDATE notifications SET claimed_at = NULL, claimed_by = NULL WHERE project_id = ? AND id = ?").run(
+      this.projectId,
+      notificationId,
+    );
   }
 
   /**

@@ -33,6 +33,17 @@ export function defineDurableStoreTests(makeStore: MakeStore, { describe, it }: 
       assert.deepEqual(second.pendingNotifications(), [notification("n2", { createdAt: 2_000 })]);
     });
 
+    test("a claim is seen by a second connection and survives reopening", ({ open }) => {
+      const first = open("project-a");
+      const second = open("project-a");
+      first.enqueueNotification(notification("n1"));
+      first.claimNotification("n1", "host:1:a", 2_000);
+      assert.deepEqual(second.pendingNotifications(), [notification("n1", { claim: { by: "host:1:a", at: 2_000 }, claims: 1 })]);
+      first.close();
+      second.releaseClaim("n1");
+      assert.deepEqual(open("project-a").pendingNotifications(), [notification("n1", { claims: 1 })]);
+    });
+
     test("a delivered notification stays delivered when enqueued again", ({ open }) => {
       const store = open();
       store.enqueueNotification(notification("n1"));

@@ -178,6 +178,24 @@ export function defineTaskStoreSuite(
       assert.equal(store.pendingNotifications()[0]!.text, "notification n2");
     });
 
+    test("outbox: a claimed notification stays pending until confirmed; a release keeps the claim count", ({ open }) => {
+      const store = open();
+      store.enqueueNotification(notification("n1"));
+      store.claimNotification("n1", "host:1:a", 2_000);
+      store.enqueueNotification(notification("n1", { text: "queued again" }));
+      assert.deepEqual(store.pendingNotifications(), [
+        notification("n1", { text: "queued again", claim: { by: "host:1:a", at: 2_000 }, claims: 1 }),
+      ]);
+      store.releaseClaim("n1");
+      assert.deepEqual(store.pendingNotifications(), [notification("n1", { text: "queued again", claims: 1 })]);
+      store.claimNotification("n1", "host:2:b", 3_000);
+      assert.deepEqual(store.pendingNotifications()[0]!.claims, 2);
+      store.markDelivered("n1", 4_000);
+      store.claimNotification("n1", "host:2:b", 5_000);
+      store.claimNotification("n_unknown", "host:2:b", 5_000);
+      assert.deepEqual(store.pendingNotifications(), []);
+    });
+
     test("projects sharing one database see only their own tasks, events and notifications", ({ open }) => {
       const a = open("project-a");
       const b = open("project-b");
