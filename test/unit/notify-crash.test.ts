@@ -24,7 +24,6 @@ function notifierFixture(store: TaskStore = new MemoryTaskStore(), claimer = "me
   const errors: string[] = [];
   const notifier = new ParentNotifier({
     host, store, clock, resultCap: 1000, claimer,
-    shownId: (task) => task.id,
     onError: (message) => errors.push(message),
   });
   const enqueue = (id: string, text = `<background-task-notification task_id="ses_t">${id} done</background-task-notification>`) =>
@@ -159,8 +158,7 @@ describe("crash-safe outbox on one database shared by two instances", () => {
     const path = join(dir, "two.db");
     const a = notifierFixture(SqliteTaskStore.open({ path, projectId: "p" }), "a");
     const b = new ParentNotifier({
-      host: a.host, store: SqliteTaskStore.open({ path, projectId: "p" }), clock: a.clock, resultCap: 1000, claimer: "b",
-      shownId: (task) => task.id, onError: () => undefined,
+      host: a.host, store: SqliteTaskStore.open({ path, projectId: "p" }), clock: a.clock, resultCap: 1000, claimer: "b", onError: () => undefined,
     });
     a.enqueue("ses_t:0");
     a.enqueue("ses_t:1");
