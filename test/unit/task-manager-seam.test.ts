@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { coreFixture, PARENT, MODEL } from "../helpers/core-fixture.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
 import type { Task } from "../../src/core/task.ts";
+import { withMarker } from "../../src/core/notification-text.ts";
 
 const launchInput = (overrides: Record<string, unknown> = {}) => ({
   parentSessionID: PARENT, parentMessageID: "auto_a1_1", parentAgent: "build", parentModel: MODEL,
@@ -55,7 +56,7 @@ describe("the seam for layers above the core", () => {
     assert.deepEqual(seen, [{ status: "completed", inStore: "completed" }]);
     const told = f.host.promptsTo(PARENT);
     assert.equal(told.length, 1);
-    assert.equal(told[0].text, "run says 42");
+    assert.equal(told[0].text, withMarker("run says 42", `n:${task.id}`), "the text, marked with its id by the notifier");
     assert.equal(told[0].noReply, false);
     assert.equal(told[0].agent, "build");
     assert.deepEqual(told[0].model, MODEL);
@@ -88,6 +89,6 @@ describe("the seam for layers above the core", () => {
     assert.equal(f.host.promptsTo(PARENT).length, 0, "held while the parent is busy");
     f.host.setActivity(PARENT, "idle");
     await f.flush();
-    assert.deepEqual(f.host.promptsTo(PARENT).map((p) => p.text), ["automation paused"]);
+    assert.deepEqual(f.host.promptsTo(PARENT).map((p) => p.text), [withMarker("automation paused", "paused")]);
   });
 });
