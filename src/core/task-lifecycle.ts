@@ -46,8 +46,11 @@ export class TaskLifecycle {
     for (const task of this.activeTasks()) this.progress.track(task.id, task.progress);
   }
 
-  /** Commits the settle and its notification together, then tells the parent. False when already settled. */
-  settle(taskId: string, to: TaskStatus, fields: { result?: string; error?: string }): boolean {
+  /**
+   * Commits the settle and its notification together, then tells the parent. False when already
+   * settled. `notify: false` when the caller reports the outcome itself (a tool's answer).
+   */
+  settle(taskId: string, to: TaskStatus, fields: { result?: string; error?: string }, { notify = true } = {}): boolean {
     const settled = this.store.transaction(() => {
       const task = this.store.get(taskId);
       if (!task || isSettled(task.status)) return undefined;
@@ -56,8 +59,10 @@ export class TaskLifecycle {
       Object.assign(task, fields, { progress: this.progress.get(taskId) ?? task.progress });
       this.store.save(task);
       this.store.appendEvent({ taskId, at: now, kind: `status:${to}`, detail: fields.error });
-      const siblingsBusy = this.store.list({ parentSessionID: task.parentSessionID, statuses: UNSETTLED, includeCleared: true }).length > 0;
-      if (task.notify !== false) this.notifier.record(task, to === "error" || (to === "completed" && !siblingsBusy));
+      if (notify && task.notify !== false) {
+        const siblingsBusy = this.store.list({ parentSessionID: task.parentSessionID, statuses: UNSETTLED, includeCleared: true }).length > 0;
+        this.notifier.record(task, to === "error" || (to === "completed" && !siblingsBusy));
+      }
       this.tellSettleListeners(task);
       return task;
     });
@@ -89,11 +94,22 @@ export class TaskLifecycle {
     return true;
   }
 
-  async sendPrompt(task: Task, text: string): Promise<void> {
+  /** A settle from a path that must not throw (a failed store is logged; the poll tries again). */
+  settleSafely(...args: Parameters<TaskLifecycle["settle"]>): boolean {
+    try {
+      return this.settle(...args);
+    } catch (error) {
+      this.logError(`Could not settle task ${args[0]}`, error);
+      return false;
+    }
+  }
+
+  /** Prompts a running task's child; when the host refuses, the task is settled as error and a TaskError thrown. */
+  async sendPrompt(task: Task, text: string, { notify = true } = {}): Promise<void> {
     try {
       await this.host.prompt({ sessionID: task.id, text, agent: task.agent, model: task.model });
     } catch (error) {
-      this.settle(task.id, "error", { error: `Could not send the prompt: ${errorMessage(error)}` });
+      this.settleSafely(task.id, "error", { error: `Could not send the prompt: ${errorMessage(error)}` }, { notify });
       throw new TaskError(`The child session did not accept the prompt: ${errorMessage(error)}`);
     }
   }

@@ -2,7 +2,7 @@ import type { Clock } from "./clock.ts";
 import type { Host, HostEvent } from "../host/host.ts";
 import type { TaskStore } from "./task-store.ts";
 import { isSettled, transition, type ModelRef, type Task, type TaskStatus } from "./task.ts";
-import { TaskError } from "./errors.ts";
+import { TaskError, errorMessage } from "./errors.ts";
 import type { WaitOutcome } from "./settle-waiters.ts";
 import { Poller } from "./poller.ts";
 import { lookupTasks } from "./task-ids.ts";
@@ -51,6 +51,11 @@ export type ForkSupport = {
   firstPrompt(sessionID: string, prompt: string): Promise<string>;
 };
 
+function refuseResume(task: Task): void {
+  if (task.status === "resumed") throw new TaskError(`Task ${task.id} is already being resumed; wait for its result with background_output, then resume it again.`);
+  if (task.status !== "completed") throw new TaskError(`Task ${task.id} is ${task.status}; only a completed task can be resumed. Start a new background_task instead.`);
+}
+
 /** What the tools call: launch, resume, cancel, wait, list, clear. */
 export class TaskManager {
   readonly life: TaskLifecycle;
@@ -97,34 +102,51 @@ export class TaskManager {
       isForked: Boolean(input.fork), resumeCount: 0, ...(input.notify === false ? { notify: false } : {}),
       progress: { toolCalls: 0, lastTools: [], lastActivityAt: now }, createdAt: now, promptedAt: now,
     };
-    this.life.store.save(task);
-    this.life.store.appendEvent({ taskId: id, at: now, kind: "launched", detail: input.fork ? "forked" : undefined });
+    const { store } = this.life;
+    // Saved and given a slot in one transaction: "queued" is said only when the task really waits.
+    const claimed = store.transaction(() => {
+      store.save(task);
+      store.appendEvent({ taskId: id, at: now, kind: "launched", detail: input.fork ? "forked" : undefined });
+      return this.scheduler.claimFitting();
+    });
     this.life.notifier.setActivity(input.parentSessionID, "busy");
-    await this.scheduler.startQueued();
+    const mine = claimed.find((t) => t.id === id);
+    void this.scheduler.startAll(claimed.filter((t) => t !== mine));
     this.poller.ensureRunning();
-    const launched = this.life.store.get(id)!;
-    if (launched.status === "error") throw new TaskError(`The child session did not start: ${launched.error}`);
-    return launched;
+    if (mine) {
+      // This call's answer reports a failed start: the parent is not notified of it as well.
+      await this.scheduler.start(mine, { notify: false }).catch((error) => {
+        throw new TaskError(`The child session did not start: ${errorMessage(error)}`);
+      });
+    }
+    return store.get(id) ?? { ...task, status: mine ? "running" : "queued" };
   }
 
   async resume(taskId: string, prompt: string, parentAgent: string, parentModel?: ModelRef): Promise<Task> {
-    const task = this.requireOne(taskId);
-    if (task.status === "resumed") throw new TaskError(`Task ${task.id} is already being resumed. Wait for it with background_output, then resume again.`);
-    if (task.status !== "completed") throw new TaskError(`Task ${task.id} is ${task.status}; only a completed task can be resumed. Start a new background_task instead.`);
-    if (!(await this.life.host.sessionExists(task.id))) {
-      throw new TaskError(`Task ${task.id}'s session no longer exists, so it cannot be resumed. Start a new background_task with the context it needs.`);
+    const found = this.requireOne(taskId);
+    refuseResume(found);
+    if (!(await this.life.host.sessionExists(found.id))) {
+      throw new TaskError(`Task ${found.id}'s session no longer exists, so it cannot be resumed. Start a new background_task with the context it needs.`);
     }
-    const now = this.life.clock.now();
-    transition(task, "resumed", now);
-    Object.assign(task, { promptedAt: now, parentAgent, parentModel: parentModel ?? task.parentModel });
-    task.progress.lastActivityAt = now;
-    this.life.store.save(task);
-    this.life.store.appendEvent({ taskId: task.id, at: now, kind: "resumed", detail: `resume #${task.resumeCount}` });
+    const { store, clock } = this.life;
+    // Checked again and claimed in one transaction: two resumes in one response never both pass.
+    const task = store.transaction(() => {
+      const current = store.get(found.id);
+      if (!current) throw new TaskError(`Task ${found.id} no longer exists. Start a new background_task.`);
+      refuseResume(current);
+      const now = clock.now();
+      transition(current, "resumed", now);
+      Object.assign(current, { promptedAt: now, parentAgent, parentModel: parentModel ?? current.parentModel });
+      current.progress.lastActivityAt = now;
+      store.save(current);
+      store.appendEvent({ taskId: current.id, at: now, kind: "resumed", detail: `resume #${current.resumeCount}` });
+      return current;
+    });
     this.life.progress.track(task.id, task.progress);
     this.life.notifier.setActivity(task.parentSessionID, "busy");
-    await this.life.sendPrompt(task, prompt);
     this.poller.ensureRunning();
-    return this.life.store.get(task.id)!;
+    await this.life.sendPrompt(task, prompt, { notify: false });
+    return store.get(task.id) ?? task;
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { Task } from "./task.ts";
 import { transition } from "./task.ts";
+import { errorMessage } from "./errors.ts";
 import type { TaskLifecycle } from "./task-lifecycle.ts";
 
 export type ConcurrencyLimits = { maxConcurrentPerModel: number; maxConcurrentTotal: number };
@@ -12,44 +13,41 @@ const modelKey = (task: Task) => `${task.model.providerID}/${task.model.modelID}
 /**
  * Starts queued tasks, oldest first, while slots are free: at most `maxConcurrentPerModel`
  * running children per provider/model and `maxConcurrentTotal` in all. A task whose model is full
- * does not hold up one whose model has room. Slots are counted in the store inside a
- * transaction, so two plugin instances on one database never overfill them.
+ * does not hold up one whose model has room. Slots are claimed in the store inside one
+ * transaction, so a task is claimed once, even with two plugin instances on one database.
  */
 export class TaskScheduler {
-  private running = false;
-  private again = false;
-
   constructor(
     private life: TaskLifecycle,
     private limits: ConcurrencyLimits,
     private firstPrompt: FirstPrompt,
   ) {}
 
-  /** Starts what fits now. Safe to call at any time, from anywhere; calls made while it runs are not lost. */
+  /** Starts what fits now. Safe to call at any time, from anywhere; never rejects. */
   async startQueued(): Promise<void> {
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = true;
     try {
-      do {
-        this.again = false;
-        for (let task = this.claimNext(); task; task = this.claimNext()) await this.start(task);
-      } while (this.again);
-    } finally {
-      this.running = false;
+      const claimed = this.life.store.transaction(() => this.claimFitting());
+      await this.startAll(claimed);
+    } catch (error) {
+      this.life.logError("Could not start queued background tasks; the next poll retries", error);
     }
   }
 
-  private claimNext(): Task | undefined {
+  /**
+   * Call inside a store transaction: marks every queued task that fits now as running, oldest
+   * first, and returns them. The caller then starts them (`start` / `startAll`).
+   */
+  claimFitting(): Task[] {
     const { store, clock } = this.life;
-    return store.transaction(() => {
-      const running = this.life.activeTasks();
-      if (running.length >= this.limits.maxConcurrentTotal) return undefined;
-      const queued = store.list({ statuses: ["queued"], includeCleared: true });
-      const next = queued.find((t) => running.filter((r) => modelKey(r) === modelKey(t)).length < this.limits.maxConcurrentPerModel);
-      if (!next) return undefined;
+    const running = this.life.activeTasks();
+    const perModel = new Map<string, number>();
+    for (const task of running) perModel.set(modelKey(task), (perModel.get(modelKey(task)) ?? 0) + 1);
+    let total = running.length;
+    const claimed: Task[] = [];
+    for (const next of store.list({ statuses: ["queued"], includeCleared: true })) {
+      if (total >= this.limits.maxConcurrentTotal) break;
+      const key = modelKey(next);
+      if ((perModel.get(key) ?? 0) >= this.limits.maxConcurrentPerModel) continue;
       const now = clock.now();
       transition(next, "running", now);
       next.promptedAt = now;
@@ -57,16 +55,29 @@ export class TaskScheduler {
       next.progress.lastActivityAt = now;
       store.save(next);
       store.appendEvent({ taskId: next.id, at: now, kind: "started" });
-      return next;
-    });
+      perModel.set(key, (perModel.get(key) ?? 0) + 1);
+      total++;
+      claimed.push(next);
+    }
+    return claimed;
   }
 
-  private async start(task: Task): Promise<void> {
+  /** Starts claimed tasks whose failure nobody is waiting to hear: a failure is settled and notified. */
+  async startAll(claimed: Task[]): Promise<void> {
+    await Promise.all(claimed.map((task) => this.start(task).catch(() => undefined)));
+  }
+
+  /**
+   * Prompts a claimed task's child. On failure the task is settled as error and the error is
+   * thrown; `notify: false` when the caller reports the failure itself (a launch's tool answer).
+   */
+  async start(task: Task, { notify = true } = {}): Promise<void> {
     this.life.progress.track(task.id, task.progress);
     try {
-      await this.life.sendPrompt(task, await this.firstPrompt(task));
+      await this.life.host.prompt({ sessionID: task.id, text: await this.firstPrompt(task), agent: task.agent, model: task.model });
     } catch (error) {
-      this.life.settle(task.id, "error", { error: `Could not start: ${error instanceof Error ? error.message : String(error)}` });
+      this.life.settleSafely(task.id, "error", { error: `Could not start: ${errorMessage(error)}` }, { notify });
+      throw error;
     }
   }
 }

@@ -115,6 +115,22 @@ describe("the tools on the real host", () => {
     assert.match(gone, /(no longer exists|No background task)/);
   });
 
+  it("two resumes of one task in one response: one is accepted, the other refused, and the child gets one prompt", async () => {
+    const parent = await stack.newSession("parent: double resume");
+    const id = await launch(parent, "resume twice", "REPLY first answer");
+    await waitForNotification(parent, id);
+    const outs = await turn(parent, [task("again", "REPLY second answer", { resume: id }), task("again", "REPLY third answer", { resume: id })], "background_task");
+    assert.equal(outs.length, 2, outs.join("\n"));
+    assert.equal(outs.filter((o) => /^Resumed background task .* \(resume #1\)/.test(o)).length, 1, outs.join("\n"));
+    assert.equal(outs.filter((o) => /already being resumed; wait for its result with background_output/.test(o)).length, 1, outs.join("\n"));
+    const second = await waitUntil(async () => (await stack.notifications(parent)).filter((n) => n.includes(id))[1], { timeoutMs: 15_000, what: "the resume's notification" });
+    assert.match(second, /resumed 1x/);
+    const child = await stack.messages(id);
+    const prompts = child.filter((m) => m.info.role === "user").map((m) => m.parts.filter((p) => p.type === "text").map((p) => p.text).join(""));
+    assert.equal(prompts.length, 2, `one prompt per run: ${JSON.stringify(prompts)}`);
+    assert.equal(prompts.filter((p) => /REPLY (second|third) answer/.test(p)).length, 1);
+  });
+
   it("background_clear hides finished tasks, keeps running ones and says so; ids work by prefix", async () => {
     const parent = await stack.newSession("parent: clear");
     const done = await launch(parent, "finished job", "REPLY finished");
