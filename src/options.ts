@@ -32,6 +32,14 @@ export type Options = {
   maxDepth: number;
   /** When the user aborts the parent (ESC), cancel its running children too. Default false. */
   cancelChildrenOnParentAbort: boolean;
+  /** How often a child whose `expect` fails is sent back to work before the task fails. Default 2, range 0-10. */
+  maxContinuations: number;
+  /** How long an `expect.command` may run, in seconds. Default 300, range 1-3600. */
+  expectTimeoutSeconds: number;
+  /** The same tool call, or answers without tool calls, this many times in a row stop a task. Default 5, range 2-100. */
+  stalledLoopLimit: number;
+  /** Tell parents when their tasks start and meet their expectation (never starting a turn). Default false. */
+  milestones: boolean;
 };
 
 type NumberKey = { [K in keyof Options]: Options[K] extends number ? K : never }[keyof Options];
@@ -50,6 +58,9 @@ const NUMBER_RULES: Record<NumberKey, NumberRule> = {
   maxConcurrentPerModel: { default: 5, min: 1, max: 500, unit: "tasks" },
   maxConcurrentTotal: { default: 20, min: 1, max: 500, unit: "tasks" },
   maxDepth: { default: 2, min: 1, max: 10, unit: "levels" },
+  maxContinuations: { default: 2, min: 0, max: 10, unit: "continuations" },
+  expectTimeoutSeconds: { default: 300, min: 1, max: 3600, unit: "seconds" },
+  stalledLoopLimit: { default: 5, min: 2, max: 100, unit: "calls or answers" },
 };
 
 export const DEFAULT_OPTIONS: Options = {
@@ -58,6 +69,7 @@ export const DEFAULT_OPTIONS: Options = {
   dbPath: "",
   onInterrupted: "resume",
   cancelChildrenOnParentAbort: false,
+  milestones: false,
 };
 
 export class OptionsError extends Error {
@@ -85,6 +97,7 @@ export function parseOptions(raw: unknown): Options {
   }
   readChoice(input, "idleEvents", [true, false], options, problems);
   readChoice(input, "cancelChildrenOnParentAbort", [true, false], options, problems);
+  readChoice(input, "milestones", [true, false], options, problems);
   readChoice(input, "onInterrupted", ["resume", "fail"], options, problems);
   if (input.dbPath !== undefined) {
     if (typeof input.dbPath === "string") options.dbPath = input.dbPath;
@@ -97,7 +110,7 @@ export function parseOptions(raw: unknown): Options {
   return options;
 }
 
-function readChoice<K extends "idleEvents" | "onInterrupted" | "cancelChildrenOnParentAbort">(
+function readChoice<K extends "idleEvents" | "onInterrupted" | "cancelChildrenOnParentAbort" | "milestones">(
   input: Record<string, unknown>, key: K, allowed: Options[K][], options: Options, problems: string[],
 ): void {
   const value = input[key];

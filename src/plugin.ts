@@ -13,6 +13,9 @@ import type { ForkMessage } from "./fork/fork-types.ts";
 import { SqliteTaskStore } from "./store/sqlite-task-store.ts";
 import { defaultDbPath } from "./store/default-db-path.ts";
 import { countingHost } from "./host/counting-host.ts";
+import { filesAboutToBeWritten } from "./host/tool-call-info.ts";
+import { EvidenceService } from "./evidence/evidence-service.ts";
+import { SqliteEvidenceStore } from "./store/sqlite-evidence-store.ts";
 
 const DAY_MS = 86_400_000;
 
@@ -33,15 +36,28 @@ export async function backgroundTasksPlugin(input: PluginInput, rawOptions?: unk
   const forkLimits = { toolOutputLimit: options.forkToolOutputLimit, tokenCap: options.forkTokenCap };
   const manager = new TaskManager(host, store, systemClock, options, createForkSupport(host, forkLimits));
   const forkTransform = new ForkContextTransform(forkLimits);
+  const evidenceStore = new SqliteEvidenceStore(store.db, store.projectId);
+  evidenceStore.purgeOrphans();
+  const evidence = new EvidenceService(manager.life, evidenceStore, input.directory, options);
+  manager.life.hooks = evidence;
   void manager.start();
   return {
-    tool: buildTools({ manager, clock: systemClock, options, onCrash }),
+    tool: buildTools({ manager, clock: systemClock, options, onCrash, evidence }),
     event: async ({ event }) => {
       try {
         const normalized = normalizeEvent(event);
         if (normalized) manager.handleEvent(normalized);
+        if (normalized) evidence.handleEvent(normalized);
       } catch (error) {
         onCrash("Event handling failed", error);
+      }
+    },
+    "tool.execute.before": async (call, output) => {
+      try {
+        const paths = filesAboutToBeWritten(call.tool, output.args);
+        if (paths.length > 0) await evidence.beforeWrite(call.sessionID, paths);
+      } catch (error) {
+        onCrash("Could not record a file before a write", error);
       }
     },
     "experimental.chat.messages.transform": async (_input, output) => {

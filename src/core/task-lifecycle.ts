@@ -8,6 +8,7 @@ import { ProgressTracker } from "./progress-tracker.ts";
 import { AnswerTracker } from "./answer-tracker.ts";
 import { SettleWaiters } from "./settle-waiters.ts";
 import { ParentNotifier } from "./parent-notifier.ts";
+import type { RunEndDecision, TaskHooks } from "./task-hooks.ts";
 
 export const ACTIVE: TaskStatus[] = ["running", "resumed"];
 /** Not settled: waiting for a slot or running. */
@@ -29,6 +30,8 @@ export class TaskLifecycle {
   onSettled: () => void = () => {};
   /** Called inside every settle's transaction, after the task row is saved (TaskManager.onSettle). */
   readonly settleListeners: ((task: Task) => void)[] = [];
+  /** Evidence, expectations and milestones hook in here (see TaskHooks). */
+  hooks: TaskHooks = {};
   private checking = new Set<string>();
 
   constructor(
@@ -57,6 +60,7 @@ export class TaskLifecycle {
       const now = this.clock.now();
       transition(task, to, now);
       Object.assign(task, fields, { progress: this.progress.get(taskId) ?? task.progress });
+      this.callHook("settling", () => this.hooks.settling?.(task));
       this.store.save(task);
       this.store.appendEvent({ taskId, at: now, kind: `status:${to}`, detail: fields.error });
       if (notify && task.notify !== false) {
@@ -123,12 +127,49 @@ export class TaskLifecycle {
       if (!task || !ACTIVE.includes(task.status)) return;
       let verdict: CompletionVerdict = fromEvents ? judgeCompletion(task, this.answers.recent(taskId)) : { kind: "pending" };
       if (verdict.kind === "pending") verdict = judgeCompletion(task, await this.host.recentMessages(taskId, RECENT_MESSAGES));
-      if (verdict.kind === "completed") this.settle(taskId, "completed", { result: verdict.result });
+      if (verdict.kind === "completed") await this.endRun(task, verdict.result);
       if (verdict.kind === "error") this.settle(taskId, "error", { error: verdict.error });
     } catch (error) {
       this.logError(`Could not check task ${taskId}`, error);
     } finally {
       this.checking.delete(taskId);
+    }
+  }
+
+  /** A run ended with an answer: the runEnded hook decides whether it completes, goes on, or fails. */
+  private async endRun(task: Task, result: string): Promise<void> {
+    let decision: RunEndDecision = { kind: "complete" };
+    try {
+      decision = (await this.hooks.runEnded?.(task, result)) ?? decision;
+    } catch (error) {
+      this.logError(`The run-end check of task ${task.id} failed; completing it`, error);
+    }
+    if (decision.kind === "complete") this.settle(task.id, "completed", { result });
+    if (decision.kind === "error") this.settle(task.id, "error", { result, error: decision.error });
+    if (decision.kind === "continue") await this.continueRun(task.id, decision.prompt, decision.detail);
+  }
+
+  /** Sends a running child back to work in the same run (no one typed "continue"). */
+  private async continueRun(taskId: string, prompt: string, detail: string): Promise<void> {
+    const task = this.store.get(taskId);
+    if (!task || !ACTIVE.includes(task.status)) return;
+    const now = this.clock.now();
+    task.promptedAt = now;
+    task.progress = this.progress.get(taskId) ?? task.progress;
+    task.progress.lastActivityAt = now;
+    this.store.transaction(() => {
+      this.store.save(task);
+      this.store.appendEvent({ taskId, at: now, kind: "continued", detail });
+    });
+    await this.sendPrompt(task, prompt).catch(() => undefined); // sendPrompt settles the task as error itself
+  }
+
+  /** Runs a hook; one that throws is logged and skipped. */
+  callHook(name: keyof TaskHooks, run: () => void): void {
+    try {
+      run();
+    } catch (error) {
+      this.logError(`The ${name} hook failed`, error);
     }
   }
 

@@ -37,6 +37,8 @@ export type LaunchInput = {
   model?: ModelRef;
   /** Default true; false: the core enqueues no parent notification for this task's settles. */
   notify?: boolean;
+  /** Data for the hooks (e.g. evidence expectations), passed to `hooks.launched` untouched. */
+  extras?: unknown;
 };
 
 /** A parent notification put in the outbox by a layer above the core (see `enqueueNotification`). */
@@ -109,6 +111,9 @@ export class TaskManager {
       store.appendEvent({ taskId: id, at: now, kind: "launched", detail: input.fork ? "forked" : undefined });
       return this.scheduler.claimFitting();
     });
+    this.life.store.save(task);
+    this.life.store.appendEvent({ taskId: id, at: now, kind: "launched", detail: input.fork ? "forked" : undefined });
+    this.life.callHook("launched", () => this.life.hooks.launched?.(task, input.extras));
     this.life.notifier.setActivity(input.parentSessionID, "busy");
     const mine = claimed.find((t) => t.id === id);
     void this.scheduler.startAll(claimed.filter((t) => t !== mine));

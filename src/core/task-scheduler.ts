@@ -75,6 +75,7 @@ export class TaskScheduler {
     this.life.progress.track(task.id, task.progress);
     try {
       await this.life.host.prompt({ sessionID: task.id, text: await this.firstPrompt(task), agent: task.agent, model: task.model });
+      this.life.callHook("started", () => this.life.hooks.started?.(task));
     } catch (error) {
       this.life.settleSafely(task.id, "error", { error: `Could not start: ${errorMessage(error)}` }, { notify });
       throw error;

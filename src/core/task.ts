@@ -47,6 +47,11 @@ export type Task = {
   startedAt?: number;
   settledAt?: number;
   retrievedAt?: number;
+  /**
+   * Set while settling (by the evidence hook): the short evidence block shown after the result.
+   * Not a tasks column: the evidence store keeps what it is made from.
+   */
+  evidence?: string;
   clearedAt?: number;
 };
 

@@ -22,6 +22,25 @@ export type HostAgent = { name: string; mode: string; model?: ModelRef };
 
 export type SessionActivity = "busy" | "retry" | "idle";
 
+/** What a tool part says about one call, as far as the host tells it (see docs/host-notes.md). */
+export type ToolCallInfo = {
+  status: "pending" | "running" | "completed" | "error";
+  /** Files the call writes, as the model named them (write/edit: filePath; a patch: every file it names). */
+  files: { path: string; action: "written" | "edited" | "patched" | "created" | "deleted" }[];
+  /** bash: the command line. */
+  command?: string;
+  exitCode?: number;
+  startedAt?: number;
+  endedAt?: number;
+  /** status error: the first line of the error. */
+  error?: string;
+  /** edit: lines added and removed, when the host reports them. */
+  additions?: number;
+  deletions?: number;
+  /** The call's input, serialised and capped: equal inputs give equal keys (loop detection). */
+  inputKey: string;
+};
+
 /** What the core hears from the host, already normalised from the host's event shapes. */
 export type HostEvent =
   | { type: "idle"; sessionID: string }
@@ -30,7 +49,7 @@ export type HostEvent =
   | { type: "permission-replied"; sessionID: string }
   | { type: "error"; sessionID: string; name: string; message: string }
   | { type: "deleted"; sessionID: string }
-  | { type: "tool"; sessionID: string; callID: string; tool: string }
+  | { type: "tool"; sessionID: string; callID: string; tool: string; call?: ToolCallInfo }
   | { type: "message"; sessionID: string; message: Omit<HostMessage, "text"> }
   | { type: "text"; sessionID: string; messageID: string; partID: string; text: string }
   | { type: "activity"; sessionID: string };

@@ -1,5 +1,6 @@
 import type { HostEvent, SessionActivity } from "./host.ts";
 import { isAnswerText, toMessageInfo } from "./message-info.ts";
+import { toolCallInfo } from "./tool-call-info.ts";
 
 type RawEvent = { type?: string; properties?: Record<string, any> };
 
@@ -64,7 +65,7 @@ function sessionError(sessionID: string, error: any): HostEvent {
 function partEvent(part: any): HostEvent | undefined {
   if (!part?.sessionID) return undefined;
   if (part.type === "tool" && typeof part.callID === "string") {
-    return { type: "tool", sessionID: part.sessionID, callID: part.callID, tool: String(part.tool) };
+    return { type: "tool", sessionID: part.sessionID, callID: part.callID, tool: String(part.tool), call: toolCallInfo(part) };
   }
   if (isAnswerText(part) && typeof part.text === "string") {
     return { type: "text", sessionID: part.sessionID, messageID: part.messageID, partID: part.id, text: part.text };

@@ -160,6 +160,27 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX automation_runs_by_task ON automation_runs (project_id, task_id);
     `,
   },
+  {
+    version: 6,
+    name: "evidence of what each task run did, and what a task expects before it counts as done",
+    sql: `
+      CREATE TABLE task_evidence (
+        project_id TEXT    NOT NULL,
+        task_id    TEXT    NOT NULL,
+        run        INTEGER NOT NULL, -- 0 the first run, n resume #n
+        kind       TEXT    NOT NULL, -- file | command | failure | contradiction
+        key        TEXT    NOT NULL, -- the path, or the tool call id
+        data       TEXT    NOT NULL, -- JSON, secrets masked
+        PRIMARY KEY (project_id, task_id, run, kind, key)
+      );
+      CREATE TABLE task_evidence_specs (
+        project_id TEXT NOT NULL,
+        task_id    TEXT NOT NULL,
+        spec       TEXT NOT NULL, -- JSON TaskEvidenceSpec
+        PRIMARY KEY (project_id, task_id)
+      );
+    `,
+  },
 ];
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (

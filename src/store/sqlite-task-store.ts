@@ -50,7 +50,8 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   constructor(
-    private readonly db: SqliteDatabase,
+    /** Shared with the stores of other concerns (evidence), so their writes join this one's transactions. */
+    readonly db: SqliteDatabase,
     readonly projectId: string,
   ) {}
 

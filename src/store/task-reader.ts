@@ -5,6 +5,8 @@ import { rowToEvent, rowToNotification } from "./log-rows.ts";
 import { openSqlite, type SqliteDatabase, type SqlRow, type SqlValue } from "./sqlite-driver.ts";
 import { StoreUnavailableError } from "./store-unavailable-error.ts";
 import { rowToTask } from "./task-row.ts";
+import type { EvidenceStore } from "../evidence/evidence-types.ts";
+import { SqliteEvidenceStore } from "./sqlite-evidence-store.ts";
 
 const SESSION_PREFIX = "ses_";
 
@@ -79,6 +81,12 @@ export class TaskReader {
       .prepare("SELECT * FROM notifications ORDER BY project_id, created_at, rowid")
       .all()
       .map(rowToProjectNotification);
+  }
+
+  /** The evidence of one project's tasks; undefined for a database from before evidence (migration 6). */
+  evidence(projectId: string): EvidenceStore | undefined {
+    const table = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'task_evidence'").get();
+    return table ? new SqliteEvidenceStore(this.db, projectId) : undefined;
   }
 
   schemaVersions(): number[] {

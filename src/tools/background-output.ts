@@ -4,6 +4,7 @@ import { isSettled } from "../core/task.ts";
 import { TaskError } from "../core/errors.ts";
 import { defineTool } from "./tool-kit.ts";
 import { outputBlock } from "./task-view.ts";
+import type { EvidenceService } from "../evidence/evidence-service.ts";
 
 type Deps = {
   manager: TaskManager;
@@ -11,9 +12,10 @@ type Deps = {
   defaultTimeoutSeconds: number;
   maxTimeoutSeconds: number;
   onCrash: (message: string, error: unknown) => void;
+  evidence?: EvidenceService;
 };
 
-export function backgroundOutputTool({ manager, clock, defaultTimeoutSeconds, maxTimeoutSeconds, onCrash }: Deps) {
+export function backgroundOutputTool({ manager, clock, defaultTimeoutSeconds, maxTimeoutSeconds, onCrash, evidence }: Deps) {
   return defineTool({
     name: "background_output",
     description: `Status, progress and (when finished) the result of a background task or of a whole batch. Non-blocking by default; block: true waits until it settles or timeout seconds pass (default ${defaultTimeoutSeconds}, max ${maxTimeoutSeconds}).`,
@@ -21,6 +23,7 @@ export function backgroundOutputTool({ manager, clock, defaultTimeoutSeconds, ma
       task_id: s.string().min(1).describe("A task id or batch id, or any unique prefix of one"),
       block: s.boolean().optional().describe("Wait until the task settles"),
       timeout: s.number().positive().max(maxTimeoutSeconds).optional().describe(`Seconds to wait with block (default ${defaultTimeoutSeconds}, max ${maxTimeoutSeconds})`),
+      evidence: s.boolean().optional().describe("List every file, command and failed tool call of each run, not just the short evidence block"),
     }),
     onCrash,
     async run(args, call) {
@@ -36,7 +39,8 @@ export function backgroundOutputTool({ manager, clock, defaultTimeoutSeconds, ma
       const blocks = found.tasks.map((stale) => {
         const fresh = manager.withLiveProgress(manager.get(stale.id) ?? stale);
         if (isSettled(fresh.status)) manager.markRetrieved(fresh);
-        return outputBlock(fresh, clock.now());
+        const extra = evidence && { evidence: evidence.describe(fresh, Boolean(args.evidence)), note: evidence.progressNote(fresh) };
+        return outputBlock(fresh, clock.now(), extra);
       });
       const heading = found.batchId ? `Batch ${found.batchId} (${found.tasks.length} tasks)\n\n` : "";
       return note + heading + blocks.join("\n\n---\n\n");

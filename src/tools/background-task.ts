@@ -6,7 +6,10 @@ const DESCRIPTION = `Run work in a background child agent session while this con
 - Fresh: give description, prompt and agent.
 - fork: true — the child starts with this conversation's context (long tool outputs truncated, capped in tokens), so you need not re-explain.
 - resume: "<task id>" with a prompt — continue a completed task's session with a follow-up, keeping its full history.
-fork and resume cannot be combined. Several calls in one message form a batch (one shared batch id).`;
+fork and resume cannot be combined. Several calls in one message form a batch (one shared batch id).
+- expect: { files: ["report.md"], command: "npm test" } — evidence required before the task counts as done: the files must exist and be non-empty, the command must exit 0 in the project. If not, the child is sent back to work (up to maxContinuations times), then the task fails with evidence_missing.
+- milestones: true — short notices (started, expectation met, outcome) that never start a turn here.
+Every result comes with evidence taken from the child's own tool calls (files written, commands run, failed tools).`;
 
 type Deps = { manager: TaskManager; onCrash: (message: string, error: unknown) => void };
 
@@ -20,11 +23,22 @@ export function backgroundTaskTool({ manager, onCrash }: Deps) {
       agent: s.string().min(1).describe("The agent that does the work, e.g. general or explore"),
       fork: s.boolean().optional().describe("Start the child with this conversation's context"),
       resume: s.string().min(1).optional().describe("A completed task's id to continue with this prompt"),
+      expect: s.object({
+        files: s.array(s.string().min(1)).min(1).optional().describe("Paths (relative to the project) that must exist and be non-empty when the child stops"),
+        command: s.string().min(1).optional().describe("A shell command run in the project after the child stops; it must exit 0, e.g. npm test"),
+      }).strict().optional().describe("Evidence required before the task counts as done"),
+      milestones: s.boolean().optional().describe("Send short notices (started, expectation met, outcome) that never start a turn"),
     }),
     onCrash,
     async run(args, call) {
       if (args.fork && args.resume) {
         throw new TaskError("fork and resume are mutually exclusive: fork starts a new child from this conversation, resume continues an existing task's own session. Pass only one.");
+      }
+      if (args.expect && !args.expect.files && !args.expect.command) {
+        throw new TaskError('expect needs "files" (paths that must exist) or "command" (must exit 0), or both; e.g. expect: { "files": ["report.md"] }. Leave expect out to require nothing.');
+      }
+      if (args.resume && (args.expect || args.milestones !== undefined)) {
+        throw new TaskError("expect and milestones are set when a task is launched; a resume keeps the task's own. Leave them out of the resume.");
       }
       if (args.resume) {
         const task = await manager.resume(args.resume, args.prompt, call.agent, call.model);
@@ -33,6 +47,7 @@ export function backgroundTaskTool({ manager, onCrash }: Deps) {
       const task = await manager.launch({
         parentSessionID: call.sessionID, parentMessageID: call.messageID, parentAgent: call.agent,
         parentModel: call.model, description: args.description, prompt: args.prompt, agent: args.agent, fork: args.fork,
+        extras: { expect: args.expect, milestones: args.milestones },
       });
       const queued = task.status === "queued" ? " (queued: the concurrency limit is reached; it starts when a slot frees)" : "";
       return [

@@ -24,15 +24,16 @@ export function listLine(task: Task, now: number): string {
   return `${task.id}${marks(task)}  ${task.status}  ${elapsed(task, now)}  ${task.description}  [${progressLine(task, now)}]`;
 }
 
-/** background_output's answer for one task. */
-export function outputBlock(task: Task, now: number): string {
+/** background_output's answer for one task; `evidence` is the evidence block, `note` a progress note. */
+export function outputBlock(task: Task, now: number, extra: { evidence?: string; note?: string } = {}): string {
   const lines = [
     `Task ${task.id}${marks(task)}: ${task.description}`,
     `Status: ${task.status} (${elapsed(task, now)}, agent ${task.agent}, batch ${task.batchId})`,
-    `Progress: ${progressLine(task, now)}`,
+    `Progress: ${progressLine(task, now)}${extra.note ? `; ${extra.note}` : ""}`,
   ];
   if (task.status === "completed") lines.push("Result:", task.result ?? "");
   if (task.status === "error") lines.push(`Error: ${task.error ?? "unknown error"}`);
   if (task.status === "cancelled") lines.push(task.error ? `Cancelled: ${task.error}` : "Cancelled.");
+  if (extra.evidence) lines.push(extra.evidence);
   return lines.join("\n");
 }

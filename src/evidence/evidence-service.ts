@@ -1,0 +1,158 @@
+import { existsSync } from "node:fs";
+import type { HostEvent } from "../host/host.ts";
+import type { TaskLifecycle } from "../core/task-lifecycle.ts";
+import type { RunEndDecision, TaskHooks } from "../core/task-hooks.ts";
+import { isSettled, type Task } from "../core/task.ts";
+import { EvidenceCollector, readRun } from "./evidence-collector.ts";
+import type { EvidenceStore, RunEvidence, TaskEvidenceSpec } from "./evidence-types.ts";
+import { evidenceDetails, evidenceSummary } from "./evidence-summary.ts";
+import { absolutePath, snapshotFile, verifyFiles } from "./verify-files.ts";
+import { findContradictions } from "./contradiction-check.ts";
+import { checkExpectation, type Expectation } from "./expectation-check.ts";
+import { LoopDetector } from "./loop-detector.ts";
+import { maskSecrets } from "./mask-secrets.ts";
+import { milestoneText, startedDetail, type Milestone } from "./milestone-text.ts";
+
+export type EvidenceConfig = { maxContinuations: number; expectTimeoutSeconds: number; stalledLoopLimit: number; milestones: boolean };
+
+/** What background_task passes through LaunchInput.extras. */
+export type EvidenceRequest = { expect?: Expectation; milestones?: boolean };
+
+/**
+ * Evidence for every task, taken from its child's tool calls: collected as events arrive, verified
+ * on disk when a run ends, checked against the task's `expect`, summarised in its notification.
+ * Also stops children that loop, and sends milestone notices. Plugs into the core as its hooks.
+ */
+export class EvidenceService implements TaskHooks {
+  readonly collector: EvidenceCollector;
+  private loops: LoopDetector;
+
+  constructor(private life: TaskLifecycle, private store: EvidenceStore, private projectDir: string, private config: EvidenceConfig) {
+    this.collector = new EvidenceCollector(store, (id) => this.runOf(id));
+    this.loops = new LoopDetector(config.stalledLoopLimit);
+  }
+
+  /** Tool parts and finished answers of running children; everything else is ignored at the cost of a map lookup. */
+  handleEvent(event: HostEvent): void {
+    if (!this.life.progress.isTracked(event.sessionID)) return;
+    if (event.type === "tool" && event.call) {
+      this.collector.record(event.sessionID, event.callID, event.tool, event.call);
+      if (event.call.status === "completed" || event.call.status === "error") {
+        this.stopIfLooping(event.sessionID, this.loops.onToolCall(event.sessionID, event.callID, event.tool, event.call.inputKey));
+      }
+    }
+    if (event.type === "message" && event.message.role === "assistant" && event.message.completedAt !== undefined && !event.message.error) {
+      this.stopIfLooping(event.sessionID, this.loops.onAnswer(event.sessionID, event.message.id, event.message.toolCallsPending));
+    }
+  }
+
+  /** Before a tool writes: the files as they are now, for "changed" later. Awaited by the host before the tool runs. */
+  async beforeWrite(sessionID: string, paths: string[]): Promise<void> {
+    if (!this.life.progress.isTracked(sessionID)) return;
+    for (const path of paths) {
+      if (this.collector.knows(sessionID, path)) continue;
+      const now = await snapshotFile(absolutePath(this.projectDir, path));
+      this.collector.recordBefore(sessionID, path, now.sha256 ? { exists: now.exists, sha256: now.sha256 } : { exists: now.exists });
+    }
+  }
+
+  launched(task: Task, extras: unknown): void {
+    const request = (extras ?? {}) as EvidenceRequest;
+    if (!request.expect && request.milestones === undefined) return;
+    this.store.putSpec(task.id, { expect: request.expect, milestones: request.milestones, continuations: 0 });
+  }
+
+  started(task: Task): void {
+    this.milestone(task, "started", startedDetail(task));
+  }
+
+  async runEnded(task: Task, result: string): Promise<RunEndDecision> {
+    const run = task.resumeCount;
+    const files = await verifyFiles(this.projectDir, this.collector.evidence(task.id, run).files);
+    for (const file of files) this.collector.saveFile(task.id, run, file);
+    const commands = this.collector.evidence(task.id, run).commands;
+    const exists = (path: string) => existsSync(absolutePath(this.projectDir, path));
+    this.collector.saveContradictions(task.id, run, findContradictions(result, files, commands, exists));
+    const spec = this.store.spec(task.id);
+    if (!spec?.expect) return { kind: "complete" };
+    return this.judgeExpectation(task, spec, spec.expect);
+  }
+
+  settling(task: Task): void {
+    const evidence = this.collector.evidence(task.id, task.resumeCount);
+    const summary = evidenceSummary(evidence);
+    if (summary) task.evidence = summary;
+    this.collector.release(task.id);
+    this.loops.release(task.id);
+    const spec = this.store.spec(task.id);
+    if (spec && spec.continuations > 0) this.store.putSpec(task.id, { ...spec, continuations: 0 });
+    if (this.wantsMilestones(task, spec)) {
+      this.life.notifier.recordNote(task, `milestone:${task.status}`, milestoneText(task, task.status as Milestone, `${task.status}.`));
+    }
+  }
+
+  /** The short block for a task's latest run, or every run in full. */
+  describe(task: Task, full: boolean): string {
+    if (!full) return evidenceSummary(readRun(this.store, task.id, task.resumeCount));
+    const runs: string[] = [];
+    for (let run = 0; run <= task.resumeCount; run++) runs.push(evidenceDetails(readRun(this.store, task.id, run)));
+    return runs.join("\n");
+  }
+
+  /** A line for progress while a child works through continuations, e.g. "continuation 1 of 2: report.md does not exist." */
+  progressNote(task: Task): string | undefined {
+    const spec = this.store.spec(task.id);
+    if (!spec || spec.continuations === 0 || isSettled(task.status)) return undefined;
+    return `continuation ${spec.continuations} of ${this.config.maxContinuations}${spec.lastProblem ? `: ${spec.lastProblem.split("\n")[0]}` : ""}`;
+  }
+
+  /** Running children tracked here; zero when nothing runs. */
+  size(): number {
+    return this.collector.size() + this.loops.size();
+  }
+
+  private async judgeExpectation(task: Task, spec: TaskEvidenceSpec, expect: Expectation): Promise<RunEndDecision> {
+    const outcome = await checkExpectation(this.projectDir, expect, this.config.expectTimeoutSeconds * 1000);
+    if (outcome.ok) {
+      this.milestone(task, "evidence_verified", `its expectation is met: ${outcome.met.join("; ")}.`);
+      return { kind: "complete" };
+    }
+    const problems = outcome.problems.map(maskSecrets);
+    if (spec.continuations >= this.config.maxContinuations) {
+      return { kind: "error", error: `evidence_missing: after ${spec.continuations} continuation(s) the expectation still fails: ${problems.join(" ")}` };
+    }
+    const continuations = spec.continuations + 1;
+    this.store.putSpec(task.id, { ...spec, continuations, lastProblem: problems[0] });
+    return {
+      kind: "continue",
+      detail: `continuation ${continuations} of ${this.config.maxContinuations}: ${problems.map((p) => p.split("\n")[0]).join(" ")}`,
+      prompt: [
+        `This task is not done yet. It is expected to leave evidence, and the check after your answer found:`,
+        ...problems.map((p) => `- ${p}`),
+        `Fix this now, then answer again. (Automatic continuation ${continuations} of ${this.config.maxContinuations}.)`,
+      ].join("\n"),
+    };
+  }
+
+  private stopIfLooping(taskId: string, repeated: string | undefined): void {
+    if (!repeated) return;
+    if (!this.life.settle(taskId, "error", { error: `stalled_loop: the child repeated ${repeated}.` })) return;
+    void this.life.host.abort(taskId).catch((error) => this.life.logError(`Could not abort looping task ${taskId}`, error));
+  }
+
+  private milestone(task: Task, milestone: Milestone, detail: string): void {
+    if (!this.wantsMilestones(task, this.store.spec(task.id))) return;
+    this.life.notifier.recordNote(task, `milestone:${milestone}`, milestoneText(task, milestone, detail));
+    void this.life.notifier.deliver(task.parentSessionID);
+  }
+
+  private wantsMilestones(task: Task, spec: TaskEvidenceSpec | undefined): boolean {
+    return spec?.milestones ?? this.config.milestones;
+  }
+
+  private runOf(taskId: string): number | undefined {
+    return this.life.store.get(taskId)?.resumeCount;
+  }
+}
+
+export type { RunEvidence };

@@ -1,0 +1,74 @@
+import { spawn } from "node:child_process";
+import { stat } from "node:fs/promises";
+import { absolutePath } from "./verify-files.ts";
+import { formatSize } from "./evidence-summary.ts";
+
+export type Expectation = { files?: string[]; command?: string };
+export type ExpectationResult = { ok: boolean; problems: string[]; met: string[] };
+
+const OUTPUT_LINES = 40;
+const OUTPUT_KEEP_CHARS = 64 * 1024;
+
+/** Checks what a task expects once its child stops: each file exists and is not empty, the command exits 0. */
+export async function checkExpectation(projectDir: string, expect: Expectation, timeoutMs: number): Promise<ExpectationResult> {
+  const problems: string[] = [];
+  const met: string[] = [];
+  for (const path of expect.files ?? []) {
+    const info = await stat(absolutePath(projectDir, path)).catch(() => undefined);
+    if (!info) problems.push(`${path} does not exist.`);
+    else if (!info.isFile()) problems.push(`${path} is not a file.`);
+    else if (info.size === 0) problems.push(`${path} is empty.`);
+    else met.push(`${path} exists (${formatSize(info.size)})`);
+  }
+  if (expect.command) {
+    const run = await runCommand(expect.command, projectDir, timeoutMs);
+    if (run.exitCode === 0) met.push(`\`${expect.command}\` exited 0`);
+    else {
+      const what = run.timedOut ? `did not finish within ${Math.round(timeoutMs / 1000)} s and was stopped` : `exited with ${run.exitCode ?? run.signal ?? "an error"}`;
+      problems.push(`\`${expect.command}\` ${what}. Last ${OUTPUT_LINES} lines of its output:\n${lastLines(run.output, OUTPUT_LINES)}`);
+    }
+  }
+  return { ok: problems.length === 0, problems, met };
+}
+
+export type CommandRun = { exitCode?: number; signal?: string; timedOut: boolean; output: string };
+
+/** Runs a shell command in the project, stdout and stderr together, killed (with its children) at the timeout. */
+export function runCommand(command: string, cwd: string, timeoutMs: number): Promise<CommandRun> {
+  return new Promise((resolve) => {
+    let output = "";
+    let timedOut = false;
+    const child = spawn("/bin/sh", ["-c", command], { cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const keep = (chunk: Buffer) => {
+      output = (output + chunk.toString("utf8")).slice(-OUTPUT_KEEP_CHARS);
+    };
+    child.stdout?.on("data", keep);
+    child.stderr?.on("data", keep);
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup(child.pid);
+    }, timeoutMs);
+    child.on("error", (error) => {
+      clearTimeout(timer);
+      resolve({ timedOut, output: `${output}${error.message}` });
+    });
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ exitCode: code ?? undefined, signal: signal ?? undefined, timedOut, output });
+    });
+  });
+}
+
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    // Already gone: nothing left to stop.
+  }
+}
+
+function lastLines(text: string, n: number): string {
+  const lines = text.replace(/\n$/, "").split("\n");
+  return lines.slice(-n).join("\n") || "(no output)";
+}

@@ -1,0 +1,16 @@
+import type { Task } from "../core/task.ts";
+import { formatDuration } from "../core/format-duration.ts";
+
+export type Milestone = "started" | "evidence_verified" | "completed" | "error" | "cancelled";
+
+/** A short notice for the parent; it never starts a turn, and says so to the parent's model. */
+export function milestoneText(task: Task, milestone: Milestone, detail: string): string {
+  return `<background-task-milestone task_id="${task.id}" milestone="${milestone}">\n` +
+    `Background task ${task.id} "${task.description}": ${detail} (a milestone notice; no reply needed)\n` +
+    `</background-task-milestone>`;
+}
+
+export function startedDetail(task: Task): string {
+  const waited = (task.startedAt ?? task.createdAt) - task.createdAt;
+  return waited >= 1000 ? `started after ${formatDuration(waited)} in the queue.` : "started.";
+}

@@ -1,0 +1,73 @@
+import { createHash } from "node:crypto";
+import { execFile } from "node:child_process";
+import { readFile, stat } from "node:fs/promises";
+import { isAbsolute, join, resolve } from "node:path";
+import type { FileCheck, FileEvidence } from "./evidence-types.ts";
+
+const HASH_LIMIT_BYTES = 64 * 1024 * 1024;
+const PARALLEL = 64;
+
+export function absolutePath(projectDir: string, path: string): string {
+  return isAbsolute(path) ? path : join(projectDir, path);
+}
+
+/** A file's state for a before/after comparison: exists, and its sha256 when it is not huge. */
+export async function snapshotFile(path: string): Promise<{ exists: boolean; sha256?: string; size?: number; gitBlob?: string }> {
+  const info = await stat(path).catch(() => undefined);
+  if (!info?.isFile()) return { exists: false };
+  if (info.size > HASH_LIMIT_BYTES) return { exists: true, size: info.size };
+  const bytes = await readFile(path).catch(() => undefined);
+  if (!bytes) return { exists: false };
+  const gitBlob = createHash("sha1").update(`blob ${bytes.length}\0`).update(bytes).digest("hex");
+  return { exists: true, size: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex"), gitBlob };
+}
+
+/**
+ * Checks each file on disk after the run: exists, size, sha256, and whether it changed against the
+ * copy seen just before the run's first write, else against git's index (when the project is a
+ * repository), else it cannot say "unchanged". Returns the files with `check` set.
+ */
+export async function verifyFiles(projectDir: string, files: FileEvidence[]): Promise<FileEvidence[]> {
+  const needIndex = files.filter((f) => !f.before).map((f) => absolutePath(projectDir, f.path));
+  const index = needIndex.length > 0 ? await gitIndex(projectDir, needIndex) : undefined;
+  const out: FileEvidence[] = [];
+  for (let i = 0; i < files.length; i += PARALLEL) {
+    out.push(...(await Promise.all(files.slice(i, i + PARALLEL).map((f) => verifyOne(projectDir, f, index)))));
+  }
+  return out;
+}
+
+async function verifyOne(projectDir: string, file: FileEvidence, index: Map<string, string> | undefined): Promise<FileEvidence> {
+  const abs = absolutePath(projectDir, file.path);
+  const now = await snapshotFile(abs);
+  const check: FileCheck = { verdict: "verified", exists: now.exists, basis: "none" };
+  if (now.size !== undefined) check.size = now.size;
+  if (now.sha256) check.sha256 = now.sha256;
+  const deletedLast = file.actions.deleted !== undefined && Object.keys(file.actions).length === 1;
+  if (deletedLast) check.verdict = now.exists ? "unchanged" : "verified";
+  else if (!now.exists) check.verdict = "missing";
+  else if (file.before) {
+    check.basis = "before-write";
+    if (file.before.exists && file.before.sha256 !== undefined && file.before.sha256 === now.sha256) check.verdict = "unchanged";
+  } else if (index) {
+    check.basis = "git-index";
+    const staged = index.get(resolve(abs));
+    if (staged !== undefined && staged === now.gitBlob) check.verdict = "unchanged";
+  }
+  return { ...file, check };
+}
+
+/** Absolute path -> blob id of the paths git's index holds; undefined when the project is not a repository. */
+function gitIndex(projectDir: string, paths: string[]): Promise<Map<string, string> | undefined> {
+  return new Promise((done) => {
+    execFile("git", ["-C", projectDir, "ls-files", "-s", "-z", "--", ...paths], { maxBuffer: 64 * 1024 * 1024, timeout: 10_000 }, (error, stdout) => {
+      if (error) return done(undefined);
+      const index = new Map<string, string>();
+      for (const entry of stdout.split("\0")) {
+        const match = /^\d+ ([0-9a-f]{40,64}) \d+\t(.+)$/.exec(entry);
+        if (match) index.set(resolve(projectDir, match[2]!), match[1]!);
+      }
+      done(index);
+    });
+  });
+}

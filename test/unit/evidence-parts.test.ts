@@ -1,0 +1,101 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { toolCallInfo, filesAboutToBeWritten } from "../../src/host/tool-call-info.ts";
+import { normalizeEvent } from "../../src/host/normalize-event.ts";
+import { maskSecrets } from "../../src/evidence/mask-secrets.ts";
+import { findContradictions } from "../../src/evidence/contradiction-check.ts";
+
+// Tool parts captured from a real OpenCode 1.18.33 (write, a failing edit, bash exit 3, a failing read, an edit, bash).
+const parts = JSON.parse(readFileSync(new URL("../fixtures/tool-parts.json", import.meta.url), "utf8")) as any[];
+const final = (tool: string, status: string) => parts.filter((p) => p.tool === tool && p.state.status === status).map(toolCallInfo);
+
+describe("tool parts from the real host", () => {
+  it("write: the file and whether it was new (metadata.exists false = created)", () => {
+    const [write] = final("write", "completed");
+    assert.deepEqual(write!.files, [{ path: "report.md", action: "created" }]);
+    assert.equal(write!.status, "completed");
+  });
+
+  it("bash: command, exit code and duration from time.start/end", () => {
+    const [bash] = final("bash", "completed");
+    assert.equal(bash!.command, "echo out; exit 3");
+    assert.equal(bash!.exitCode, 3);
+    assert.ok(bash!.endedAt! > bash!.startedAt!);
+  });
+
+  it("edit: lines added and removed; a failed edit has its error's first line and no file", () => {
+    const [edit] = final("edit", "completed");
+    assert.deepEqual([edit!.additions, edit!.deletions], [1, 1]);
+    const [failed] = final("edit", "error");
+    assert.match(failed!.error!, /^File \/tmp\/ocbt-fixture\/project\/report\.md not found$/);
+  });
+
+  it("pending parts have no input yet; running ones do, with equal input keys for equal inputs", () => {
+    const pending = parts.find((p) => p.state.status === "pending");
+    assert.deepEqual(toolCallInfo(pending).files, []);
+    const running = parts.filter((p) => p.tool === "write").map(toolCallInfo).filter((c) => c.status !== "pending");
+    assert.equal(running[0]!.inputKey, running[1]!.inputKey);
+  });
+
+  it("the normalised event carries the call; a patch names every file it touches", () => {
+    const event = normalizeEvent({ type: "message.part.updated", properties: { part: parts.at(-1) } });
+    assert.equal(event?.type === "tool" && event.call?.status, "running");
+    const patch = "*** Begin Patch\n*** Add File: a.md\n+x\n*** Update File: src/b.ts\n@@\n*** Delete File: old.txt\n*** End Patch";
+    assert.deepEqual(filesAboutToBeWritten("apply_patch", { patchText: patch }), ["a.md", "src/b.ts", "old.txt"]);
+    assert.deepEqual(filesAboutToBeWritten("write", { filePath: "x.md", content: "" }), ["x.md"]);
+    assert.deepEqual(filesAboutToBeWritten("read", { filePath: "x.md" }), []);
+  });
+});
+
+describe("masking secrets", () => {
+  const samples: [string, RegExp][] = [
+    ["export OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwx", /sk-proj-abcdef/],
+    ["curl -H 'Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdefghijk'", /eyJzdWIiOiIxIn0/],
+    ["git clone https://ghp_0123456789abcdefghijABCDEFGHIJ012345@github.com/o/r", /ghp_0123456789/],
+    ["token github_pat_11ABCDEFG0123456789_abcdefghijklmnop", /github_pat_11ABC/],
+    ["aws AKIAIOSFODNN7EXAMPLE", /IOSFODNN7EXAMPLE/],
+    ["-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----", /MIIEowIBAAKCAQEA/],
+    ["psql postgres://admin:hunter2secret@db/x", /hunter2secret/],
+    ["ANTHROPIC_API_KEY: sk-ant-api03-abcdefghijklmnopqrstu", /api03-abcdefghij/],
+    ["slack xoxb-1234567890-abcdefghij", /1234567890-abcdefghij/],
+  ];
+  for (const [sample, secret] of samples) {
+    it(`masks ${sample.split(/\s/)[0]} …`, () => {
+      const masked = maskSecrets(sample);
+      assert.doesNotMatch(masked, secret);
+      assert.match(masked, /MASKED/);
+    });
+  }
+
+  it("leaves ordinary commands alone", () => {
+    for (const plain of ["npm test", "git commit -m 'fix token parsing'", "ls -la src/", "echo $HOME"]) assert.equal(maskSecrets(plain), plain);
+  });
+});
+
+describe("the contradiction matcher", () => {
+  const none = () => false;
+  it("flags a plain claim of a file that is not there", () => {
+    assert.equal(findContradictions("Saved the results to `out/results.json`.", [], [], none).length, 1);
+  });
+  it("stays quiet on hedges, questions, plans, URLs and files that exist", () => {
+    const quiet = [
+      "I did not create report.md because the folder is read-only.",
+      "Should I write report.md?",
+      "Next I will create report.md.",
+      "I created an issue at https://github.com/o/r.",
+      "Created version 1.2 of the plan.",
+      "I wrote the summary in my answer below.",
+    ];
+    for (const text of quiet) assert.deepEqual(findContradictions(text, [], [], none), [], text);
+    assert.deepEqual(findContradictions("Wrote report.md.", [], [], (p) => p === "report.md"), []);
+  });
+  it("tests: only when the last test-like command failed", () => {
+    const failed = [{ callID: "a", command: "npm test", exitCode: 1, seq: 1 }];
+    const fixed = [...failed, { callID: "b", command: "npm test", exitCode: 0, seq: 2 }];
+    assert.equal(findContradictions("All tests pass.", [], failed, none).length, 1);
+    assert.equal(findContradictions("All tests pass.", [], fixed, none).length, 0);
+    assert.equal(findContradictions("All tests pass.", [], [], none).length, 0);
+    assert.equal(findContradictions("The tests do not pass yet.", [], failed, none).length, 0);
+  });
+});
