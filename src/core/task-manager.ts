@@ -109,11 +109,9 @@ export class TaskManager {
     const claimed = store.transaction(() => {
       store.save(task);
       store.appendEvent({ taskId: id, at: now, kind: "launched", detail: input.fork ? "forked" : undefined });
+      this.life.callHook("launched", () => this.life.hooks.launched?.(task, input.extras));
       return this.scheduler.claimFitting();
     });
-    this.life.store.save(task);
-    this.life.store.appendEvent({ taskId: id, at: now, kind: "launched", detail: input.fork ? "forked" : undefined });
-    this.life.callHook("launched", () => this.life.hooks.launched?.(task, input.extras));
     this.life.notifier.setActivity(input.parentSessionID, "busy");
     const mine = claimed.find((t) => t.id === id);
     void this.scheduler.startAll(claimed.filter((t) => t !== mine));
