@@ -3,11 +3,14 @@ import { formatDuration } from "../core/format-duration.ts";
 
 export type Milestone = "started" | "evidence_verified" | "completed" | "error" | "cancelled";
 
-/** A short notice for the parent; it never starts a turn, and says so to the parent's model. */
+/**
+ * A short notice for the parent; it never starts a turn, and says so to the parent's model. Same tag
+ * as a notification (the outbox marks it the same way), told apart by its `milestone` attribute.
+ */
 export function milestoneText(task: Task, milestone: Milestone, detail: string): string {
-  return `<background-task-milestone task_id="${task.id}" milestone="${milestone}">\n` +
+  return `<background-task-notification task_id="${task.id}" milestone="${milestone}">\n` +
     `Background task ${task.id} "${task.description}": ${detail} (a milestone notice; no reply needed)\n` +
-    `</background-task-milestone>`;
+    `</background-task-notification>`;
 }
 
 export function startedDetail(task: Task): string {

@@ -27,7 +27,7 @@ async function answer(f: Fixture, id: string, text: string): Promise<void> {
   await f.flush();
 }
 
-const notification = (f: Fixture, id: string) => f.host.promptsTo(PARENT).map((p) => p.text).find((t) => t.includes(`task_id="${id}"`) && t.includes("background-task-notification")) ?? "";
+const notification = (f: Fixture, id: string) => f.host.promptsTo(PARENT).map((p) => p.text).find((t) => t.includes(`task_id="${id}" status=`)) ?? "";
 
 describe("evidence in the notification", () => {
   it("a file the child wrote is listed as created and verified, with its size", async () => {
@@ -189,9 +189,9 @@ describe("milestones", () => {
     assert.equal(started!.noReply, true, "a notice alone never starts a turn");
     await answer(f, id, "Done.");
     const toParent = f.host.promptsTo(PARENT);
-    const order = toParent.flatMap((p) => [...p.text.matchAll(/milestone="(\w+)"|(background-task-notification) /g)].map((m) => m[1] ?? "notification"));
-    assert.deepEqual(order, ["started", "evidence_verified", "completed", "notification"]);
-    for (const p of toParent) if (!p.text.includes("background-task-notification")) assert.equal(p.noReply, true);
+    const order = toParent.flatMap((p) => [...p.text.matchAll(/milestone="(\w+)"|status="(\w+)"/g)].map((m) => m[1] ?? `notification:${m[2]}`));
+    assert.deepEqual(order, ["started", "evidence_verified", "completed", "notification:completed"]);
+    for (const p of toParent) if (!p.text.includes("status=")) assert.equal(p.noReply, true);
   });
 
   it("off by default", async () => {
