@@ -19,29 +19,44 @@ import { SqliteEvidenceStore } from "./store/sqlite-evidence-store.ts";
 
 const DAY_MS = 86_400_000;
 
-/** The plugin: wires the host adapter, the store and the task core, and registers the tools. */
+/** The plugin: wires the host adapter, the store and the task core, and registers the tools. Never throws. */
 export async function backgroundTasksPlugin(input: PluginInput, rawOptions?: unknown): Promise<Hooks> {
-  const host = withStatsLogging(createOpencodeHost(input.client));
+  try {
+    return startPlugin(input, rawOptions);
+  } catch (error) {
+    return { tool: buildTools({ unavailable: errorMessage(error) }) };
+  }
+}
+
+function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
+  const { host, stopStats } = withStatsLogging(createOpencodeHost(input.client));
   const onCrash = (message: string, error: unknown) => logError(host, message, error);
   let options: Options;
   let store: SqliteTaskStore;
+  let manager: TaskManager;
+  let evidence: EvidenceService;
   try {
     options = parseOptions(rawOptions);
     store = SqliteTaskStore.open({ path: options.dbPath || defaultDbPath(), projectId: input.project?.id ?? input.directory });
+    purge(store, options.retentionDays, onCrash);
+    manager = new TaskManager(host, store, systemClock, options, createForkSupport(host, forkLimits(options)));
+    evidence = startEvidence(manager, store, input.directory, options, onCrash);
   } catch (error) {
     onCrash("opencode-background-tasks could not start", error);
     return { tool: buildTools({ unavailable: errorMessage(error) }) };
   }
-  store.purgeOlderThan(Date.now() - options.retentionDays * DAY_MS);
-  const forkLimits = { toolOutputLimit: options.forkToolOutputLimit, tokenCap: options.forkTokenCap };
-  const manager = new TaskManager(host, store, systemClock, options, createForkSupport(host, forkLimits));
-  const forkTransform = new ForkContextTransform(forkLimits);
-  const evidenceStore = new SqliteEvidenceStore(store.db, store.projectId);
-  evidenceStore.purgeOrphans();
-  const evidence = new EvidenceService(manager.life, evidenceStore, input.directory, options);
-  manager.life.hooks = evidence;
-  void manager.start();
+  const forkTransform = new ForkContextTransform(forkLimits(options));
+  manager.start().catch((error) => onCrash("Starting background tasks failed", error));
   return {
+    dispose: async () => {
+      stopStats();
+      manager.dispose();
+      try {
+        store.close();
+      } catch (error) {
+        onCrash("Closing the background tasks database failed", error);
+      }
+    },
     tool: buildTools({ manager, clock: systemClock, options, onCrash, evidence }),
     event: async ({ event }) => {
       try {
@@ -70,20 +85,43 @@ export async function backgroundTasksPlugin(input: PluginInput, rawOptions?: unk
   };
 }
 
+function startEvidence(manager: TaskManager, store: SqliteTaskStore, directory: string, options: Options, onCrash: (message: string, error: unknown) => void): EvidenceService {
+  const evidenceStore = new SqliteEvidenceStore(store.db, store.projectId);
+  try {
+    evidenceStore.purgeOrphans();
+  } catch (error) {
+    onCrash("Removing orphaned evidence failed; it is kept for now", error);
+  }
+  const evidence = new EvidenceService(manager.life, evidenceStore, directory, options);
+  manager.life.hooks = evidence;
+  return evidence;
+}
+
+const forkLimits = (options: Options) => ({ toolOutputLimit: options.forkToolOutputLimit, tokenCap: options.forkTokenCap });
+
+/** Retention at start; a store that fails here (busy, damaged) must not stop the plugin from loading. */
+function purge(store: SqliteTaskStore, retentionDays: number, onCrash: (message: string, error: unknown) => void): void {
+  try {
+    store.purgeOlderThan(Date.now() - retentionDays * DAY_MS);
+  } catch (error) {
+    onCrash("Removing old background tasks failed; they are kept for now", error);
+  }
+}
+
 /**
  * With OPENCODE_BACKGROUND_TASKS_STATS_MS set, every call the plugin makes to the host is counted
  * and the totals are logged at that interval (used by bench/load.ts). Off by default.
  */
-function withStatsLogging(host: Host): Host {
+function withStatsLogging(host: Host): { host: Host; stopStats: () => void } {
   const everyMs = Number(process.env.OPENCODE_BACKGROUND_TASKS_STATS_MS ?? 0);
-  if (!(everyMs > 0)) return host;
+  if (!(everyMs > 0)) return { host, stopStats: () => {} };
   const counted = countingHost(host);
   const timer = setInterval(() => {
     const total = Object.values(counted.counts).reduce((sum, n) => sum + n, 0);
     host.log("info", "background tasks host calls", { total, ...counted.counts }).catch(() => undefined);
   }, everyMs);
   timer.unref?.();
-  return counted.host;
+  return { host: counted.host, stopStats: () => clearInterval(timer) };
 }
 
 function logError(host: Host, message: string, error: unknown): void {

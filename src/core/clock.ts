@@ -7,6 +7,7 @@ export interface Clock {
 
 export const systemClock: Clock = {
   now: () => Date.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  // Unref'd: a pending poll or wait never keeps a process alive on its own.
+  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };

@@ -26,7 +26,9 @@ export class EventRouter {
     const { notifier } = this.life;
     if (event.type === "status") notifier.setActivity(event.sessionID, event.status);
     if (event.type === "idle") notifier.setActivity(event.sessionID, "idle");
-    if (event.type === "idle" || (event.type === "status" && event.status === "idle")) void notifier.deliver(event.sessionID);
+    if (event.type === "idle" || (event.type === "status" && event.status === "idle")) {
+      this.life.detach(`Could not notify parent session ${event.sessionID}`, notifier.deliver(event.sessionID));
+    }
   }
 
   private onChildEvent(event: HostEvent): void {
@@ -41,7 +43,7 @@ export class EventRouter {
     if (event.type === "status") progress.setRetry(id, event.status === "retry" ? event.retry : undefined);
     if (event.type === "permission") this.onPermissionAsked(id, event.title);
     if (event.type === "permission-replied") progress.setPermission(id, undefined);
-    if (event.type === "idle" && this.config.idleEvents) void this.life.checkCompletion(id, true);
+    if (event.type === "idle" && this.config.idleEvents) this.life.detach(`Could not check task ${id}`, this.life.checkCompletion(id, true));
     if (event.type === "error") this.onChildError(id, event.name, event.message);
   }
 
@@ -78,7 +80,9 @@ export class EventRouter {
   private onParentAborted(sessionID: string): void {
     if (!this.config.cancelChildrenOnParentAbort) return;
     const children = this.life.store.list({ parentSessionID: sessionID, statuses: UNSETTLED, includeCleared: true });
-    for (const child of queuedFirst(children)) void this.life.cancel(child, "The parent session was aborted (cancelChildrenOnParentAbort).");
+    for (const child of queuedFirst(children)) {
+      this.life.detach(`Could not cancel task ${child.id}`, this.life.cancel(child, "The parent session was aborted (cancelChildrenOnParentAbort)."));
+    }
   }
 
   private onSessionDeleted(sessionID: string): void {
@@ -87,7 +91,7 @@ export class EventRouter {
     const children = store.list({ parentSessionID: sessionID, includeCleared: true });
     if (children.length === 0) return;
     for (const child of queuedFirst(children)) {
-      if (!isSettled(child.status)) void this.life.cancel(child, "The parent session was deleted.");
+      if (!isSettled(child.status)) this.life.detach(`Could not cancel task ${child.id}`, this.life.cancel(child, "The parent session was deleted."));
     }
     for (const notification of store.pendingNotifications(sessionID)) store.markDelivered(notification.id, clock.now());
     for (const child of children) store.remove(child.id);

@@ -105,12 +105,12 @@ export class ParentNotifier {
       this.deliverAgain.add(parentID);
       return;
     }
-    if (this.deps.store.pendingNotifications(parentID).length === 0) {
-      this.forgetIfDone(parentID); // most idle sessions have nothing waiting: no host call for them
-      return;
-    }
     this.delivering.add(parentID);
     try {
+      if (this.deps.store.pendingNotifications(parentID).length === 0) {
+        this.forgetIfDone(parentID); // most idle sessions have nothing waiting: no host call for them
+        return;
+      }
       if ((await this.parentActivity(parentID)) !== "idle") return;
       await this.sendPending(parentID);
       this.forgetIfDone(parentID);

@@ -19,16 +19,21 @@ export async function recoverTasks(life: TaskLifecycle, onInterrupted: "resume" 
   const statuses = await life.host.statuses();
   for (const task of active) {
     if (statuses[task.id]) continue;
-    if (!(await life.host.sessionExists(task.id))) {
-      life.settle(task.id, "error", { error: "The child session no longer exists; it was lost while OpenCode was not running." });
-      continue;
-    }
-    const recent = await life.host.recentMessages(task.id, RECENT_MESSAGES);
-    const verdict = judgeCompletion(task, recent);
-    if (verdict.kind === "completed") life.settle(task.id, "completed", { result: verdict.result });
-    else if (verdict.kind === "error") life.settle(task.id, "error", { error: verdict.error });
-    else if (!isFreshPrompt(task, recent, life.clock.now())) await handleInterrupted(life, task, onInterrupted);
+    // One task's failure (the host or the store) must not leave the others unrecovered.
+    await recoverTask(life, task, onInterrupted).catch((error) => life.logError(`Could not recover task ${task.id}; polling will retry`, error));
   }
+}
+
+async function recoverTask(life: TaskLifecycle, task: Task, onInterrupted: "resume" | "fail"): Promise<void> {
+  if (!(await life.host.sessionExists(task.id))) {
+    life.settle(task.id, "error", { error: "The child session no longer exists; it was lost while OpenCode was not running." });
+    return;
+  }
+  const recent = await life.host.recentMessages(task.id, RECENT_MESSAGES);
+  const verdict = judgeCompletion(task, recent);
+  if (verdict.kind === "completed") life.settle(task.id, "completed", { result: verdict.result });
+  else if (verdict.kind === "error") life.settle(task.id, "error", { error: verdict.error });
+  else if (!isFreshPrompt(task, recent, life.clock.now())) await handleInterrupted(life, task, onInterrupted);
 }
 
 async function handleInterrupted(life: TaskLifecycle, task: Task, onInterrupted: "resume" | "fail"): Promise<void> {
@@ -40,7 +45,7 @@ async function handleInterrupted(life: TaskLifecycle, task: Task, onInterrupted:
   if (!claimed) return;
   life.progress.release(task.id);
   life.progress.track(task.id, claimed.progress);
-  void life.notifier.deliver(claimed.parentSessionID);
+  life.detach(`Could not notify parent session ${claimed.parentSessionID}`, life.notifier.deliver(claimed.parentSessionID));
   await life.sendPrompt(claimed, CONTINUE_PROMPT).catch((error) => life.logError(`Could not resume interrupted task ${task.id}`, error));
 }
 

@@ -8,6 +8,7 @@ export type WaitOutcome = { timedOut: boolean; aborted: boolean };
  */
 export class SettleWaiters {
   private waiters = new Map<string, Set<() => void>>();
+  private aborts = new Set<() => void>();
 
   constructor(private clock: Clock) {}
 
@@ -24,6 +25,7 @@ export class SettleWaiters {
     return new Promise((resolve) => {
       const finish = (outcome: WaitOutcome) => {
         this.clock.clearTimeout(timer);
+        this.aborts.delete(onAbort);
         signal?.removeEventListener("abort", onAbort);
         this.waiters.get(taskId)?.delete(onSettle);
         if (this.waiters.get(taskId)?.size === 0) this.waiters.delete(taskId);
@@ -31,12 +33,18 @@ export class SettleWaiters {
       };
       const onSettle = () => finish({ timedOut: false, aborted: false });
       const onAbort = () => finish({ timedOut: false, aborted: true });
+      this.aborts.add(onAbort);
       const timer = this.clock.setTimeout(() => finish({ timedOut: true, aborted: false }), timeoutMs);
       signal?.addEventListener("abort", onAbort, { once: true });
       const set = this.waiters.get(taskId) ?? new Set();
       set.add(onSettle);
       this.waiters.set(taskId, set);
     });
+  }
+
+  /** Ends every wait as aborted and clears its timer (the plugin is being disposed). */
+  abortAll(): void {
+    for (const abort of [...this.aborts]) abort();
   }
 
   /** Listeners still registered; zero once nobody waits. */

@@ -46,6 +46,15 @@ export class TaskLifecycle {
       resultCap: resultCapChars,
       onError: (message, error) => this.logError(message, error),
     });
+    try {
+      this.trackActive();
+    } catch (error) {
+      this.logError("Could not read the running background tasks; the start retries", error);
+    }
+  }
+
+  /** Follows the progress of every running task (idempotent). */
+  trackActive(): void {
     for (const task of this.activeTasks()) this.progress.track(task.id, task.progress);
   }
 
@@ -74,9 +83,17 @@ export class TaskLifecycle {
     this.progress.release(taskId);
     this.answers.release(taskId);
     this.waiters.notifySettled(taskId);
-    void this.notifier.deliver(settled.parentSessionID);
-    this.onSettled();
+    this.detach(`Could not notify parent session ${settled.parentSessionID}`, this.notifier.deliver(settled.parentSessionID));
+    this.detach("Could not start queued background tasks", Promise.resolve().then(() => this.onSettled()));
     return true;
+  }
+
+  /**
+   * Lets work go on in the background with nothing awaiting it: a failure is logged through the
+   * host, never left as an unhandled rejection inside OpenCode.
+   */
+  detach(what: string, work: Promise<unknown>): void {
+    work.catch((error) => this.logError(what, error));
   }
 
   private tellSettleListeners(task: Task): void {
@@ -183,6 +200,10 @@ export class TaskLifecycle {
 
   log(level: "info" | "error", message: string, extra: Record<string, unknown>): void {
     // If logging itself fails there is nowhere left to report it; the host must not see a throw.
-    this.host.log(level, message, extra).catch(() => undefined);
+    try {
+      this.host.log(level, message, extra).catch(() => undefined);
+    } catch {
+      // a host whose log throws synchronously: same as above
+    }
   }
 }

@@ -11,6 +11,7 @@ import { TaskLifecycle, UNSETTLED } from "./task-lifecycle.ts";
 import { TaskScheduler } from "./task-scheduler.ts";
 import { TaskWatch } from "./task-watch.ts";
 import { EventRouter } from "./event-router.ts";
+import { StoreHealth, type StoreFailure } from "./store-health.ts";
 
 export type ManagerConfig = {
   pollIntervalMs: number;
@@ -66,24 +67,36 @@ export class TaskManager {
   private router: EventRouter;
   private poller: Poller;
 
+  private health: StoreHealth;
+  private disposed = false;
+
+  /** Never throws: a store that fails now is logged, and `start` and the poll retry. */
   constructor(host: Host, store: TaskStore, clock: Clock, private config: ManagerConfig, private forks?: ForkSupport) {
-    this.life = new TaskLifecycle(host, store, clock, config.resultCapChars);
+    this.health = new StoreHealth(clock);
+    this.life = new TaskLifecycle(host, this.health.watch(store), clock, config.resultCapChars);
     this.scheduler = new TaskScheduler(this.life, config, (task) => this.firstPrompt(task));
     this.watch = new TaskWatch(this.life, config);
     this.router = new EventRouter(this.life, config);
-    this.poller = new Poller(clock, config.pollIntervalMs, () => this.poll(), () => this.hasWork(), () => this.logIdle());
+    this.poller = new Poller(clock, config.pollIntervalMs, () => this.poll(), () => this.hasWork(), () => this.logIdle(),
+      (message, error) => this.life.logError(message, error));
     this.life.onSettled = () => void this.scheduler.startQueued();
   }
 
   /** Reconciles tasks left by an earlier process, starts queued ones, then polls (and delivers the outbox). */
   async start(): Promise<void> {
     try {
+      this.life.trackActive();
       await recoverTasks(this.life, this.config.onInterrupted);
     } catch (error) {
       this.life.logError("Recovering background tasks after a restart failed; polling will retry", error);
     }
     await this.scheduler.startQueued();
     this.poller.ensureRunning();
+  }
+
+  /** The last store error while it is recent and no write has succeeded since (shown by background_list). */
+  storeFailure(): StoreFailure | undefined {
+    return this.health.failure();
   }
 
   async launch(input: LaunchInput & { fork?: boolean }): Promise<Task> {
@@ -169,7 +182,7 @@ export class TaskManager {
   enqueueNotification(input: NotificationInput): void {
     this.life.store.enqueueNotification({ ...input, createdAt: this.life.clock.now() });
     queueMicrotask(() => {
-      void this.life.notifier.deliver(input.parentSessionID);
+      this.life.detach(`Could not notify parent session ${input.parentSessionID}`, this.life.notifier.deliver(input.parentSessionID));
       this.poller.ensureRunning();
     });
   }
@@ -234,8 +247,14 @@ export class TaskManager {
     return { ...task, progress: this.life.progress.get(task.id) ?? task.progress };
   }
 
+  /** Never throws: OpenCode does not await its event hook, so a throw would escape into it. */
   handleEvent(event: HostEvent): void {
-    this.router.handle(event);
+    if (this.disposed) return;
+    try {
+      this.router.handle(event);
+    } catch (error) {
+      this.life.logError(`Handling a ${event.type} event of session ${event.sessionID} failed`, error);
+    }
   }
 
   /** One status call for every session: settles missed idles, delivers held notifications, enforces limits. */
@@ -260,8 +279,11 @@ export class TaskManager {
     this.life.log("info", "background tasks idle", { ...this.debugCounts() });
   }
 
+  /** Stops every timer (the poll, blocked background_output waits) and ignores further events. */
   dispose(): void {
+    this.disposed = true;
     this.poller.stop();
+    this.life.waiters.abortAll();
   }
 
   private hasWork(): boolean {

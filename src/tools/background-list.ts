@@ -14,10 +14,12 @@ export function backgroundListTool({ manager, clock, onCrash }: Deps) {
     }),
     onCrash,
     async run(args, call) {
+      const failure = manager.storeFailure();
+      const warning = failure ? `The task store is failing: ${failure.message}; results may be stale.\n` : "";
       const tasks = manager.listForParent(call.sessionID, args.status);
-      if (tasks.length === 0) return args.status ? `No background tasks found with status ${args.status}.` : "No background tasks found.";
+      if (tasks.length === 0) return warning + (args.status ? `No background tasks found with status ${args.status}.` : "No background tasks found.");
       const now = clock.now();
-      return tasks.map((task) => listLine(task, now)).join("\n");
+      return warning + tasks.map((task) => listLine(task, now)).join("\n");
     },
   });
 }
