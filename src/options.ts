@@ -40,6 +40,10 @@ export type Options = {
   stalledLoopLimit: number;
   /** Tell parents when their tasks start and meet their expectation (never starting a turn). Default false. */
   milestones: boolean;
+  /** Register the eight task_* automation tools and run the scheduler; false registers none. Default true. */
+  automations: boolean;
+  /** An automation pauses after this many consecutive failed runs (its session is told). Default 2, range 1-100. */
+  automationFailurePause: number;
 };
 
 type NumberKey = { [K in keyof Options]: Options[K] extends number ? K : never }[keyof Options];
@@ -61,6 +65,7 @@ const NUMBER_RULES: Record<NumberKey, NumberRule> = {
   maxContinuations: { default: 2, min: 0, max: 10, unit: "continuations" },
   expectTimeoutSeconds: { default: 300, min: 1, max: 3600, unit: "seconds" },
   stalledLoopLimit: { default: 5, min: 2, max: 100, unit: "calls or answers" },
+  automationFailurePause: { default: 2, min: 1, max: 100, unit: "runs" },
 };
 
 export const DEFAULT_OPTIONS: Options = {
@@ -70,6 +75,7 @@ export const DEFAULT_OPTIONS: Options = {
   onInterrupted: "resume",
   cancelChildrenOnParentAbort: false,
   milestones: false,
+  automations: true,
 };
 
 export class OptionsError extends Error {
@@ -98,6 +104,7 @@ export function parseOptions(raw: unknown): Options {
   readChoice(input, "idleEvents", [true, false], options, problems);
   readChoice(input, "cancelChildrenOnParentAbort", [true, false], options, problems);
   readChoice(input, "milestones", [true, false], options, problems);
+  readChoice(input, "automations", [true, false], options, problems);
   readChoice(input, "onInterrupted", ["resume", "fail"], options, problems);
   if (input.dbPath !== undefined) {
     if (typeof input.dbPath === "string") options.dbPath = input.dbPath;
@@ -110,7 +117,7 @@ export function parseOptions(raw: unknown): Options {
   return options;
 }
 
-function readChoice<K extends "idleEvents" | "onInterrupted" | "cancelChildrenOnParentAbort" | "milestones">(
+function readChoice<K extends "idleEvents" | "onInterrupted" | "cancelChildrenOnParentAbort" | "milestones" | "automations">(
   input: Record<string, unknown>, key: K, allowed: Options[K][], options: Options, problems: string[],
 ): void {
   const value = input[key];

@@ -16,6 +16,8 @@ import { countingHost } from "./host/counting-host.ts";
 import { filesAboutToBeWritten } from "./host/tool-call-info.ts";
 import { EvidenceService } from "./evidence/evidence-service.ts";
 import { SqliteEvidenceStore } from "./store/sqlite-evidence-store.ts";
+import { askForAutomationsByDefault, createAutomations } from "./automations/create-automations.ts";
+import type { AutomationService } from "./automations/automation-service.ts";
 
 const DAY_MS = 86_400_000;
 
@@ -46,10 +48,12 @@ function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
     return { tool: buildTools({ unavailable: errorMessage(error) }) };
   }
   const forkTransform = new ForkContextTransform(forkLimits(options));
-  manager.start().catch((error) => onCrash("Starting background tasks failed", error));
+  const automations = startAutomations(options, { store, manager, host, clock: systemClock }, onCrash);
+  manager.start().then(() => automations?.start()).catch((error) => onCrash("Starting background tasks failed", error));
   return {
     dispose: async () => {
       stopStats();
+      automations?.stop();
       manager.dispose();
       try {
         store.close();
@@ -57,7 +61,14 @@ function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
         onCrash("Closing the background tasks database failed", error);
       }
     },
-    tool: buildTools({ manager, clock: systemClock, options, onCrash, evidence }),
+    tool: buildTools({ manager, clock: systemClock, options, onCrash, evidence, automations }),
+    config: async (config) => {
+      try {
+        if (automations) askForAutomationsByDefault(config as { permission?: unknown });
+      } catch (error) {
+        onCrash("Could not set the automation permission default", error);
+      }
+    },
     event: async ({ event }) => {
       try {
         const normalized = normalizeEvent(event);
@@ -105,6 +116,19 @@ function purge(store: SqliteTaskStore, retentionDays: number, onCrash: (message:
     store.purgeOlderThan(Date.now() - retentionDays * DAY_MS);
   } catch (error) {
     onCrash("Removing old background tasks failed; they are kept for now", error);
+  }
+}
+
+/** The automation layer, unless `automations: false`; created before the core starts so it hears recovered settles. */
+function startAutomations(
+  options: Options, deps: Parameters<typeof createAutomations>[0], onCrash: (m: string, e: unknown) => void,
+): AutomationService | undefined {
+  if (!options.automations) return undefined;
+  try {
+    return createAutomations(deps, options);
+  } catch (error) {
+    onCrash("Automations could not start; background tasks work without them", error);
+    return undefined;
   }
 }
 

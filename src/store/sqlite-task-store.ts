@@ -50,7 +50,7 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   constructor(
-    /** Shared with the stores of other concerns (evidence), so their writes join this one's transactions. */
+    /** Shared with the stores of other concerns (evidence, automations), so their writes join this one's transactions. */
     readonly db: SqliteDatabase,
     readonly projectId: string,
   ) {}

@@ -8,17 +8,30 @@ import { backgroundListTool } from "./background-list.ts";
 import { backgroundCancelTool } from "./background-cancel.ts";
 import { backgroundClearTool } from "./background-clear.ts";
 import type { EvidenceService } from "../evidence/evidence-service.ts";
+import type { AutomationService } from "../automations/automation-service.ts";
+import { taskCreateTool } from "./task-create.ts";
+import { taskReadTool } from "./task-read.ts";
+import { taskListTool } from "./task-list.ts";
+import { taskUpdateTool } from "./task-update.ts";
+import { taskDeleteTool } from "./task-delete.ts";
+import { taskRunTool } from "./task-run.ts";
+import { taskTriggerAddTool } from "./task-trigger-add.ts";
+import { taskTriggerRemoveTool } from "./task-trigger-remove.ts";
 
 export const TOOL_NAMES = ["background_task", "background_output", "background_list", "background_cancel", "background_clear"] as const;
+export const AUTOMATION_TOOL_NAMES = [
+  "task_create", "task_read", "task_list", "task_update", "task_delete", "task_run", "task_trigger_add", "task_trigger_remove",
+] as const;
 
-type Ready = { manager: TaskManager; clock: Clock; options: Options; onCrash: (m: string, e: unknown) => void; evidence?: EvidenceService };
+type Ready = { manager: TaskManager; clock: Clock; options: Options; onCrash: (m: string, e: unknown) => void; evidence?: EvidenceService; automations?: AutomationService };
 type Unavailable = { unavailable: string };
 
 /** The plugin's tools; when the plugin cannot work, each tool answers why instead. */
 export function buildTools(deps: Ready | Unavailable): Record<string, ToolDefinition> {
   if ("unavailable" in deps) return unavailableTools(deps.unavailable);
-  const { manager, clock, options, onCrash, evidence } = deps;
+  const { manager, clock, options, onCrash, evidence, automations } = deps;
   return {
+    ...(automations ? automationTools(automations, onCrash) : {}),
     background_task: backgroundTaskTool({ manager, onCrash }),
     background_output: backgroundOutputTool({
       manager, clock, onCrash, evidence,
@@ -31,8 +44,23 @@ export function buildTools(deps: Ready | Unavailable): Record<string, ToolDefini
   };
 }
 
+/** The eight task_* tools: scheduled background work (not a to-do list). */
+export function automationTools(automations: AutomationService, onCrash: (m: string, e: unknown) => void): Record<string, ToolDefinition> {
+  const deps = { automations, onCrash };
+  return {
+    task_create: taskCreateTool(deps),
+    task_read: taskReadTool(deps),
+    task_list: taskListTool(deps),
+    task_update: taskUpdateTool(deps),
+    task_delete: taskDeleteTool(deps),
+    task_run: taskRunTool(deps),
+    task_trigger_add: taskTriggerAddTool(deps),
+    task_trigger_remove: taskTriggerRemoveTool(deps),
+  };
+}
+
 function unavailableTools(reason: string): Record<string, ToolDefinition> {
   const message = `Background tasks are unavailable: ${reason}`;
   const answer = tool({ description: message, args: {}, execute: async () => message });
-  return Object.fromEntries(TOOL_NAMES.map((name) => [name, answer]));
+  return Object.fromEntries([...TOOL_NAMES, ...AUTOMATION_TOOL_NAMES].map((name) => [name, answer]));
 }

@@ -10,6 +10,8 @@ export type CallContext = {
   agent: string;
   model?: ModelRef;
   abort: AbortSignal;
+  /** OpenCode's permission prompt; resolves when allowed, rejects when the user rejects. */
+  ask?: (input: { permission: string; patterns: string[]; always: string[]; metadata: Record<string, unknown> }) => Promise<void>;
 };
 
 type RawShape = Record<string, z.ZodType>;
@@ -45,7 +47,7 @@ export function defineTool<Shape extends RawShape>(spec: {
 }
 
 function callContext(context: unknown): CallContext {
-  const c = context as { sessionID: string; messageID: string; agent: string; abort: AbortSignal; extra?: { model?: { id?: string; modelID?: string; providerID?: string } } };
+  const c = context as { sessionID: string; messageID: string; agent: string; abort: AbortSignal; ask?: CallContext["ask"]; extra?: { model?: { id?: string; modelID?: string; providerID?: string } } };
   const m = c.extra?.model;
   const modelID = m?.id ?? m?.modelID;
   return {
@@ -54,6 +56,7 @@ function callContext(context: unknown): CallContext {
     agent: c.agent,
     model: m?.providerID && modelID ? { providerID: m.providerID, modelID } : undefined,
     abort: c.abort ?? new AbortController().signal,
+    ask: typeof c.ask === "function" ? (input) => c.ask!(input) : undefined,
   };
 }
 

@@ -1,0 +1,41 @@
+import type { Clock } from "../core/clock.ts";
+import { errorMessage } from "../core/errors.ts";
+import type { TaskManager } from "../core/task-manager.ts";
+import type { Host } from "../host/host.ts";
+import type { AutomationStore } from "./automation-store.ts";
+
+export type AutomationConfig = {
+  /** Consecutive failed runs after which an automation pauses (option automationFailurePause). */
+  failurePause: number;
+  /** Characters of a result put in a notification (option resultCapChars). */
+  resultCap: number;
+};
+
+/** What every part of the automation layer shares: the store, the core's public API, the host, time. */
+export class AutomationContext {
+  constructor(
+    readonly store: AutomationStore,
+    readonly manager: TaskManager,
+    readonly host: Host,
+    readonly clock: Clock,
+    readonly config: AutomationConfig,
+  ) {}
+
+  /** Runs after the current synchronous work (e.g. a settle transaction) has committed. */
+  afterCommit(fn: () => void | Promise<void>): void {
+    queueMicrotask(() => {
+      Promise.resolve()
+        .then(fn)
+        .catch((error) => this.logError("An automation step failed", error));
+    });
+  }
+
+  toast(message: string, variant: "info" | "success" | "warning" | "error"): void {
+    this.host.toast({ title: "Automation", message, variant }).catch((error) => this.logError("Could not show a toast", error));
+  }
+
+  logError(message: string, error: unknown): void {
+    // If logging fails there is nowhere left to report it; the host must not see a throw.
+    this.host.log("error", message, { error: errorMessage(error) }).catch(() => undefined);
+  }
+}

@@ -1,0 +1,156 @@
+import type { SqliteDatabase, SqliteStatement, SqlValue } from "../store/sqlite-driver.ts";
+import type { Automation, Run, RunStatus, Trigger } from "./automation.ts";
+import { AUTOMATION_COLUMNS, automationToParams, rowToAutomation, rowToRun, rowToTrigger, specToJson } from "./automation-rows.ts";
+
+const UPSERT_AUTOMATION = `INSERT INTO automations (${AUTOMATION_COLUMNS.join(", ")})
+  VALUES (${AUTOMATION_COLUMNS.map(() => "?").join(", ")})
+  ON CONFLICT (project_id, id) DO UPDATE SET
+  ${AUTOMATION_COLUMNS.slice(2).map((c) => `${c} = excluded.${c}`).join(", ")}`;
+
+/** A run row to insert; the id is given by the database. */
+export type NewRun = Omit<Run, "id">;
+
+const RUN_FIELDS: [keyof NewRun, string][] = [
+  ["automationId", "automation_id"], ["runNo", "run_no"], ["triggerId", "trigger_id"], ["firedBy", "fired_by"],
+  ["plannedAt", "planned_at"], ["status", "status"], ["skipReason", "skip_reason"], ["missedCount", "missed_count"],
+  ["missedUntil", "missed_until"], ["taskId", "task_id"], ["createdAt", "created_at"], ["startedAt", "started_at"],
+  ["endedAt", "ended_at"], ["resultHash", "result_hash"], ["summary", "summary"], ["notified", "notified"],
+  ["notifyNote", "notify_note"],
+];
+
+const sqlValue = (value: unknown): SqlValue => (value === undefined ? null : typeof value === "boolean" ? (value ? 1 : 0) : (value as SqlValue));
+
+/**
+ * Automations, their triggers and their run history, in the plugin's SQLite database (migration 4),
+ * scoped to one project. It shares the task store's connection, so that a run row written in a
+ * settle listener commits with the settle.
+ */
+export class AutomationStore {
+  private statements = new Map<string, SqliteStatement>();
+
+  constructor(private db: SqliteDatabase, readonly projectId: string) {}
+
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn);
+  }
+
+  saveAutomation(a: Automation): void {
+    this.sql(UPSERT_AUTOMATION).run(...automationToParams(this.projectId, a));
+  }
+
+  automation(id: string): Automation | undefined {
+    const row = this.sql("SELECT * FROM automations WHERE project_id = ? AND id = ?").get(this.projectId, id);
+    return row && rowToAutomation(row);
+  }
+
+  automations(): Automation[] {
+    return this.sql("SELECT * FROM automations WHERE project_id = ? ORDER BY created_at, rowid").all(this.projectId).map(rowToAutomation);
+  }
+
+  /** Removes the automation, its triggers and its runs that have not started; history stays. */
+  deleteAutomation(id: string): void {
+    this.sql("DELETE FROM automations WHERE project_id = ? AND id = ?").run(this.projectId, id);
+    this.sql("DELETE FROM automation_triggers WHERE project_id = ? AND automation_id = ?").run(this.projectId, id);
+    this.sql("DELETE FROM automation_runs WHERE project_id = ? AND automation_id = ? AND status = 'waiting'").run(this.projectId, id);
+  }
+
+  saveTrigger(t: Trigger): void {
+    this.sql(`INSERT INTO automation_triggers (project_id, id, automation_id, kind, spec, created_at, last_planned_at, next_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project_id, id) DO UPDATE SET
+      last_planned_at = excluded.last_planned_at, next_at = excluded.next_at`).run(
+      this.projectId, t.id, t.automationId, t.spec.kind, specToJson(t.spec), t.createdAt, t.lastPlannedAt ?? null, t.nextAt ?? null,
+    );
+  }
+
+  trigger(id: string): Trigger | undefined {
+    const row = this.sql("SELECT * FROM automation_triggers WHERE project_id = ? AND id = ?").get(this.projectId, id);
+    return row && rowToTrigger(row);
+  }
+
+  triggers(automationId?: string): Trigger[] {
+    const sql = automationId
+      ? "SELECT * FROM automation_triggers WHERE project_id = ? AND automation_id = ? ORDER BY created_at, rowid"
+      : "SELECT * FROM automation_triggers WHERE project_id = ? ORDER BY created_at, rowid";
+    return this.sql(sql).all(...(automationId ? [this.projectId, automationId] : [this.projectId])).map(rowToTrigger);
+  }
+
+  removeTrigger(id: string): void {
+    this.sql("DELETE FROM automation_triggers WHERE project_id = ? AND id = ?").run(this.projectId, id);
+  }
+
+  /** Triggers of automations that may fire (enabled, not done) with an occurrence at or before `until`. */
+  dueTriggers(until: number): Trigger[] {
+    return this.sql(`SELECT t.* FROM automation_triggers t JOIN automations a ON a.project_id = t.project_id AND a.id = t.automation_id
+      WHERE t.project_id = ? AND a.enabled = 1 AND a.done_at IS NULL AND t.next_at IS NOT NULL AND t.next_at <= ?
+      ORDER BY t.next_at`).all(this.projectId, until).map(rowToTrigger);
+  }
+
+  /** The earliest next occurrence of any trigger that may fire, or undefined. */
+  nextDueAt(): number | undefined {
+    const row = this.sql(`SELECT min(t.next_at) AS at FROM automation_triggers t JOIN automations a
+      ON a.project_id = t.project_id AND a.id = t.automation_id
+      WHERE t.project_id = ? AND a.enabled = 1 AND a.done_at IS NULL`).get(this.projectId);
+    return row?.at === null || row?.at === undefined ? undefined : Number(row.at);
+  }
+
+  /** Inserts a run row; undefined when its (trigger, planned time) is already taken: another process fired it. */
+  insertRun(run: NewRun): Run | undefined {
+    const columns = RUN_FIELDS.map(([, c]) => c);
+    const result = this.sql(`INSERT INTO automation_runs (project_id, ${columns.join(", ")})
+      VALUES (?, ${columns.map(() => "?").join(", ")}) ON CONFLICT DO NOTHING`)
+      .run(this.projectId, ...RUN_FIELDS.map(([k]) => sqlValue(run[k])));
+    if (result.changes === 0) return undefined;
+    const id = Number(this.sql("SELECT last_insert_rowid() AS id").get()!.id);
+    return { ...run, id } as Run;
+  }
+
+  updateRun(id: number, fields: Partial<NewRun>): void {
+    const entries = RUN_FIELDS.filter(([k]) => k in fields);
+    if (entries.length === 0) return;
+    this.sql(`UPDATE automation_runs SET ${entries.map(([, c]) => `${c} = ?`).join(", ")} WHERE project_id = ? AND id = ?`)
+      .run(...entries.map(([k]) => sqlValue(fields[k])), this.projectId, id);
+  }
+
+  run(id: number): Run | undefined {
+    const row = this.sql("SELECT * FROM automation_runs WHERE project_id = ? AND id = ?").get(this.projectId, id);
+    return row && rowToRun(row);
+  }
+
+  /** Newest first. */
+  runs(automationId: string, limit = 20): Run[] {
+    return this.sql("SELECT * FROM automation_runs WHERE project_id = ? AND automation_id = ? ORDER BY id DESC LIMIT ?")
+      .all(this.projectId, automationId, limit).map(rowToRun);
+  }
+
+  runsWithStatus(automationId: string, statuses: readonly RunStatus[]): Run[] {
+    return this.sql(`SELECT * FROM automation_runs WHERE project_id = ? AND automation_id = ?
+      AND status IN (SELECT value FROM json_each(?)) ORDER BY id`).all(this.projectId, automationId, JSON.stringify(statuses)).map(rowToRun);
+  }
+
+  /** The unfinished run of a task (a continued session has one per run, one at a time). */
+  activeRunOfTask(taskId: string): Run | undefined {
+    const row = this.sql(`SELECT * FROM automation_runs WHERE project_id = ? AND task_id = ?
+      AND status IN ('starting', 'running') ORDER BY id DESC LIMIT 1`).get(this.projectId, taskId);
+    return row && rowToRun(row);
+  }
+
+  runByNumber(automationId: string, runNo: number): Run | undefined {
+    const row = this.sql("SELECT * FROM automation_runs WHERE project_id = ? AND automation_id = ? AND run_no = ?").get(this.projectId, automationId, runNo);
+    return row && rowToRun(row);
+  }
+
+  /** Retention: history rows that ended before the cutoff go (waiting and active runs stay). */
+  purgeRunsOlderThan(cutoffMs: number): number {
+    return this.sql(`DELETE FROM automation_runs WHERE project_id = ? AND coalesce(ended_at, created_at) < ?
+      AND status NOT IN ('waiting', 'starting', 'running')`).run(this.projectId, cutoffMs).changes;
+  }
+
+  private sql(text: string): SqliteStatement {
+    let statement = this.statements.get(text);
+    if (!statement) {
+      statement = this.db.prepare(text);
+      this.statements.set(text, statement);
+    }
+    return statement;
+  }
+}

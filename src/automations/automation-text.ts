@@ -1,0 +1,65 @@
+import type { Automation, Run, Trigger } from "./automation.ts";
+import { describeTrigger } from "./trigger-spec.ts";
+import type { RunOutcome } from "./notify-policy.ts";
+
+const iso = (ms: number | undefined) => (ms === undefined ? "-" : new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z"));
+
+export function firstLine(text: string | undefined, max = 160): string {
+  const line = (text ?? "").trim().split("\n")[0] ?? "";
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/** Why a run happened, in a few words: "interval every 2s, planned 2026-...". */
+export function firedByText(run: Pick<Run, "firedBy" | "plannedAt" | "triggerId">, trigger?: Trigger): string {
+  if (run.firedBy === "manual") return "run now (task_run)";
+  if (run.firedBy === "catch_up") return `catch-up of missed occurrences${trigger ? ` of ${describeTrigger(trigger.spec)}` : ""}`;
+  return `${trigger ? describeTrigger(trigger.spec) : `trigger ${run.triggerId}`}, planned ${iso(run.plannedAt)}`;
+}
+
+/** The line put before the prompt of every run. */
+export function runContextLine(a: Automation, run: Run, trigger: Trigger | undefined, note?: string): string {
+  return `[Automation "${a.title}" (${a.id}), run #${run.runNo}, fired by ${firedByText(run, trigger)}${note ? `; ${note}` : ""}]`;
+}
+
+export function runNotificationText(a: Automation, run: Run, outcome: RunOutcome, cap: number, extra?: string): string {
+  const body = outcome.status === "completed" ? (outcome.result ?? "").trim() : `Error: ${outcome.error ?? outcome.status}`;
+  const shown = body.length > cap ? `${body.slice(0, cap)}\n[... ${body.length - cap} more characters]` : body;
+  return [
+    `<automation-run automation="${a.id}" run="${run.runNo}" status="${outcome.status}">`,
+    `Automation "${a.title}" run #${run.runNo} (${firedByText(run)}) ${outcome.status}:`,
+    shown,
+    ...(extra ? [extra] : []),
+    "</automation-run>",
+  ].join("\n");
+}
+
+export function pausedText(a: Automation, lastError: string): string {
+  return `Automation "${a.title}" (${a.id}) is now PAUSED after ${a.consecutiveFailures} consecutive failed runs. Last error: ${firstLine(lastError, 500)}. Resume it with task_update { id: "${a.id}", enabled: true } once the cause is fixed.`;
+}
+
+/** enabled / paused (why) / done / report-to session gone. */
+export function stateText(a: Automation): string {
+  const state = a.doneAt !== undefined ? `done (max_runs ${a.maxRuns} reached)` : a.enabled ? "enabled" : `paused${a.pausedReason ? ` (${a.pausedReason})` : ""}`;
+  return a.reportToGoneAt !== undefined ? `${state}; report-to session gone` : state;
+}
+
+export function nextRunText(triggers: Trigger[], a: Automation): string {
+  if (!a.enabled || a.doneAt !== undefined) return "-";
+  const next = Math.min(...triggers.map((t) => t.nextAt ?? Infinity));
+  return Number.isFinite(next) ? iso(next) : triggers.length === 0 ? "only on task_run" : "-";
+}
+
+export function runLine(run: Run, triggers: Trigger[]): string {
+  const trigger = triggers.find((t) => t.id === run.triggerId);
+  const when = iso(run.startedAt ?? run.plannedAt ?? run.createdAt);
+  const duration = run.startedAt !== undefined && run.endedAt !== undefined ? ` ${Math.round((run.endedAt - run.startedAt) / 100) / 10}s` : "";
+  if (run.status === "missed") {
+    return `- ${iso(run.plannedAt)} missed ${run.missedCount} occurrence(s) of ${trigger ? describeTrigger(trigger.spec) : "a trigger"} until ${iso(run.missedUntil)} (OpenCode was not running)`;
+  }
+  if (run.status === "skipped") return `- ${when} skipped (${run.skipReason}) ${firedByText(run, trigger)}`;
+  const head = `- ${when} run #${run.runNo} ${run.status}${duration}, ${firedByText(run, trigger)}`;
+  const told = run.notified === undefined ? "" : run.notified ? "; notified" : `; not notified (${run.notifyNote})`;
+  return `${head}${told}${run.summary ? `: ${firstLine(run.summary, 120)}` : ""}`;
+}
+
+export { iso as isoTime };

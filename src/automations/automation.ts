@@ -1,0 +1,101 @@
+import type { ModelRef } from "../core/task.ts";
+
+/** When the report-to session hears about a run. */
+export type NotifyPolicy = "always" | "on_change" | "on_failure" | "never";
+export const NOTIFY_POLICIES: readonly NotifyPolicy[] = ["always", "on_change", "on_failure", "never"];
+
+/**
+ * An automation (a "task definition"): a prompt that runs as a background task whenever one of
+ * its triggers fires, or on task_run. Runs report to one session by the notify policy.
+ */
+export type Automation = {
+  id: string;
+  title: string;
+  prompt: string;
+  agent: string;
+  model?: ModelRef;
+  notify: NotifyPolicy;
+  /** fresh: a new child per run; continue: every run resumes the same child session. */
+  sessionMode: "fresh" | "continue";
+  maxRuns?: number;
+  overlap: "skip" | "queue";
+  catchUp: "skip" | "once";
+  /** The session that hears about runs (default: the one that created the automation). */
+  reportTo: string;
+  /** That session's agent and model, so a notification does not switch them. */
+  reportAgent: string;
+  reportModel?: ModelRef;
+  enabled: boolean;
+  /** Why it is paused when it was paused by the plugin (e.g. consecutive failures). */
+  pausedReason?: string;
+  /** Set when max_runs was reached: its triggers stop. */
+  doneAt?: number;
+  /** Set when a run found the report-to session deleted; cleared by task_update. */
+  reportToGoneAt?: number;
+  createdBy: string;
+  createdAt: number;
+  updatedAt: number;
+  runCount: number;
+  consecutiveFailures: number;
+  /** Hash of the last successful run's trimmed result (on_change compares with it). */
+  lastResultHash?: string;
+  /** session: continue — the task (child session) every run resumes. */
+  continueTaskId?: string;
+};
+
+export type TriggerKind = "interval" | "cron" | "once";
+
+export type TriggerSpec =
+  | { kind: "interval"; every: string; everyMs: number }
+  | { kind: "cron"; cron: string; timezone: string }
+  | { kind: "once"; at: string; atMs: number };
+
+export type Trigger = {
+  id: string;
+  automationId: string;
+  spec: TriggerSpec;
+  createdAt: number;
+  /** The latest occurrence already handled (fired, skipped or recorded as missed). */
+  lastPlannedAt?: number;
+  /** The next occurrence; undefined when the trigger will not fire again. */
+  nextAt?: number;
+};
+
+export type RunStatus = "waiting" | "starting" | "running" | "completed" | "error" | "cancelled" | "skipped" | "missed";
+export const ACTIVE_RUN: readonly RunStatus[] = ["starting", "running"];
+
+export type FiredBy = "schedule" | "manual" | "catch_up";
+
+/** One line of an automation's history: a run, a skipped firing, or missed occurrences. */
+export type Run = {
+  id: number;
+  automationId: string;
+  /** 1, 2, ... for runs that launch; undefined for skipped and missed rows. */
+  runNo?: number;
+  triggerId?: string;
+  firedBy: FiredBy;
+  plannedAt?: number;
+  status: RunStatus;
+  skipReason?: string;
+  missedCount?: number;
+  missedUntil?: number;
+  taskId?: string;
+  createdAt: number;
+  startedAt?: number;
+  endedAt?: number;
+  resultHash?: string;
+  /** The result's first line, or the error. */
+  summary?: string;
+  notified?: boolean;
+  notifyNote?: string;
+};
+
+/** The batch id (the core's parentMessageID) of an automation run: it names the run. */
+export function runBatchId(automationId: string, runNo: number): string {
+  return `auto_${automationId}_${runNo}`;
+}
+
+export function parseRunBatchId(batchId: string): { automationId: string; runNo: number } | undefined {
+  const match = /^auto_([a-z0-9]+)_(\d+)$/.exec(batchId);
+  return match ? { automationId: match[1]!, runNo: Number(match[2]) } : undefined;
+}

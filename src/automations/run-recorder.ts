@@ -1,0 +1,86 @@
+import { createHash } from "node:crypto";
+import type { Task } from "../core/task.ts";
+import { parseRunBatchId, type Automation, type Run } from "./automation.ts";
+import type { AutomationContext } from "./automation-context.ts";
+import { decideNotify, type RunOutcome } from "./notify-policy.ts";
+import { firstLine, pausedText, runNotificationText } from "./automation-text.ts";
+
+/**
+ * Records how runs end: the run row, the automation's counters, the notify policy, the pause
+ * after consecutive failures. Called inside the core's settle transaction (or one of its own),
+ * so the run row and its notification commit with the settle.
+ */
+export class RunRecorder {
+  /** Called after a run ended and its transaction committed (a waiting run may start now). */
+  onRunEnded: (automationId: string) => void = () => {};
+
+  constructor(private ctx: AutomationContext) {}
+
+  /** The core's settle listener. */
+  onTaskSettled(task: Task): void {
+    const { store } = this.ctx;
+    const byBatch = parseRunBatchId(task.batchId);
+    const run = store.activeRunOfTask(task.id) ?? (byBatch && store.runByNumber(byBatch.automationId, byBatch.runNo));
+    if (!run || !["starting", "running"].includes(run.status)) return;
+    if (task.status !== "completed" && task.status !== "error" && task.status !== "cancelled") return;
+    this.finish(run, { status: task.status, result: task.result, error: task.error }, task.id);
+  }
+
+  /** Ends a run (inside a transaction); `taskId` names the task whose parent agent/model a notification takes. */
+  finish(run: Run, outcome: RunOutcome, taskId: string | undefined): void {
+    const { store, clock } = this.ctx;
+    const now = clock.now();
+    const a = store.automation(run.automationId);
+    const hash = outcome.status === "completed" ? hashResult(outcome.result) : undefined;
+    const summary = firstLine(outcome.status === "completed" ? outcome.result : (outcome.error ?? outcome.status), 500);
+    if (!a) {
+      store.updateRun(run.id, { status: outcome.status, endedAt: now, resultHash: hash, summary, notified: false, notifyNote: "the automation was deleted" });
+      return;
+    }
+    const decision = decideNotify(a, outcome, hash);
+    const updated = this.updateCounters(a, outcome, hash, now);
+    const paused = a.enabled && !updated.enabled;
+    const gone = updated.reportToGoneAt !== undefined;
+    const notified = decision.notify && !gone;
+    store.updateRun(run.id, {
+      status: outcome.status, endedAt: now, resultHash: hash, summary, taskId: taskId ?? run.taskId,
+      notified, notifyNote: gone && decision.notify ? "report-to session gone" : decision.note,
+    });
+    store.saveAutomation(updated);
+    if (paused) this.skipWaiting(a.id, "paused");
+    const texts = [
+      ...(notified ? [runNotificationText(a, { ...run, taskId }, outcome, this.ctx.config.resultCap)] : []),
+      ...(paused && !gone ? [pausedText(updated, outcome.error ?? outcome.status)] : []),
+    ];
+    if (texts.length > 0) {
+      this.ctx.manager.enqueueNotification({
+        id: `auto:${run.id}`, parentSessionID: a.reportTo, taskId: taskId ?? run.taskId ?? a.continueTaskId ?? "", text: texts.join("\n\n"), wake: true,
+      });
+    }
+    if (paused) this.ctx.afterCommit(() => this.ctx.toast(`"${a.title}" paused after ${updated.consecutiveFailures} failed runs`, "warning"));
+    this.ctx.afterCommit(() => this.onRunEnded(a.id));
+  }
+
+  private updateCounters(a: Automation, outcome: RunOutcome, hash: string | undefined, now: number): Automation {
+    const failed = outcome.status !== "completed";
+    const updated: Automation = { ...a, updatedAt: now, consecutiveFailures: failed ? a.consecutiveFailures + 1 : 0 };
+    if (!failed) updated.lastResultHash = hash;
+    if (failed && updated.consecutiveFailures >= this.ctx.config.failurePause && a.enabled) {
+      updated.enabled = false;
+      updated.pausedReason = `${updated.consecutiveFailures} consecutive failures; last: ${firstLine(outcome.error ?? outcome.status, 200)}`;
+    }
+    return updated;
+  }
+
+  /** A waiting (queued) run that will not start now. */
+  skipWaiting(automationId: string, reason: string): void {
+    for (const waiting of this.ctx.store.runsWithStatus(automationId, ["waiting"])) {
+      this.ctx.store.updateRun(waiting.id, { status: "skipped", skipReason: reason });
+    }
+  }
+}
+
+/** sha256 of the trimmed result: on_change compares results by it. */
+export function hashResult(result: string | undefined): string {
+  return createHash("sha256").update((result ?? "").trim()).digest("hex").slice(0, 32);
+}

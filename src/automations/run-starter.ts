@@ -1,0 +1,125 @@
+import { errorMessage } from "../core/errors.ts";
+import type { Task } from "../core/task.ts";
+import { ACTIVE_RUN, runBatchId, type Automation, type FiredBy, type Run } from "./automation.ts";
+import type { AutomationContext } from "./automation-context.ts";
+import type { NewRun } from "./automation-store.ts";
+import type { RunRecorder } from "./run-recorder.ts";
+import { runContextLine } from "./automation-text.ts";
+
+export type Firing = { triggerId?: string; firedBy: FiredBy; plannedAt?: number };
+
+/**
+ * Turns firings into runs: decides (inside a transaction) whether a firing starts, waits or is
+ * skipped, then launches started runs through the core's public API.
+ */
+export class RunStarter {
+  constructor(private ctx: AutomationContext, private recorder: RunRecorder) {}
+
+  /**
+   * Inside a transaction. Inserts the firing's row: a run that starts (numbered, counted against
+   * max_runs), a waiting run (overlap: queue; newest wins) or a skip (overlap: skip). Undefined
+   * when the (trigger, planned time) row exists already: another process fired this occurrence.
+   */
+  admit(a: Automation, firing: Firing): Run | undefined {
+    const { store, clock } = this.ctx;
+    const now = clock.now();
+    const base: NewRun = { automationId: a.id, ...firing, status: "starting", createdAt: now };
+    const busy = store.runsWithStatus(a.id, ACTIVE_RUN).length > 0;
+    if (busy && a.overlap === "skip") return store.insertRun({ ...base, status: "skipped", skipReason: "overlap" });
+    if (busy) {
+      const older = store.runsWithStatus(a.id, ["waiting"]);
+      const run = store.insertRun({ ...base, status: "waiting" });
+      if (run) for (const w of older) store.updateRun(w.id, { status: "skipped", skipReason: "overlap", summary: "replaced by a newer firing (overlap: queue keeps one)" });
+      return run;
+    }
+    const run = store.insertRun({ ...base, runNo: a.runCount + 1, startedAt: now });
+    if (run) store.saveAutomation(counted(a, now));
+    return run;
+  }
+
+  /** Starts the automation's waiting run if nothing of it runs any more (one process wins). */
+  startWaiting(automationId: string): void {
+    const { store, clock } = this.ctx;
+    const started = store.transaction(() => {
+      const a = store.automation(automationId);
+      const waiting = store.runsWithStatus(automationId, ["waiting"]).at(-1);
+      if (!a || !waiting || store.runsWithStatus(automationId, ACTIVE_RUN).length > 0) return undefined;
+      if (!a.enabled || a.doneAt !== undefined) {
+        this.recorder.skipWaiting(a.id, a.doneAt !== undefined ? "done" : "paused");
+        return undefined;
+      }
+      const now = clock.now();
+      store.updateRun(waiting.id, { status: "starting", runNo: a.runCount + 1, startedAt: now });
+      store.saveAutomation(counted(a, now));
+      return store.run(waiting.id);
+    });
+    if (started) void this.launch(started);
+  }
+
+  /** Launches a run in status `starting`. Never throws: a failed launch ends the run as an error. */
+  async launch(run: Run): Promise<{ run: Run; task?: Task }> {
+    const { store, manager } = this.ctx;
+    const a = store.automation(run.automationId);
+    if (!a) return { run };
+    try {
+      await this.checkReportTo(a);
+      const { task, note } = await this.startTask(a, run);
+      store.transaction(() => {
+        const current = store.run(run.id);
+        if (current?.status === "starting") store.updateRun(run.id, { status: "running", taskId: task.id });
+        const latest = store.automation(a.id);
+        if (latest && a.sessionMode === "continue") store.saveAutomation({ ...latest, continueTaskId: task.id });
+      });
+      if (note) this.ctx.toast(`"${a.title}": ${note}`, "info");
+      return { run: store.run(run.id) ?? run, task: manager.get(task.id) };
+    } catch (error) {
+      store.transaction(() => {
+        const current = store.run(run.id);
+        if (current && ACTIVE_RUN.includes(current.status)) this.recorder.finish(current, { status: "error", error: `The run did not start: ${errorMessage(error)}` }, current.taskId);
+      });
+      return { run: store.run(run.id) ?? run };
+    }
+  }
+
+  private async startTask(a: Automation, run: Run): Promise<{ task: Task; note?: string }> {
+    const { manager, store } = this.ctx;
+    const trigger = run.triggerId ? store.trigger(run.triggerId) : undefined;
+    let note: string | undefined;
+    if (a.sessionMode === "continue" && a.continueTaskId) {
+      const earlier = manager.get(a.continueTaskId);
+      if (earlier?.status === "completed" && (await this.ctx.host.sessionExists(earlier.id))) {
+        store.updateRun(run.id, { taskId: earlier.id });
+        const prompt = `${runContextLine(a, run, trigger)}\n\n${a.prompt}`;
+        return { task: await manager.resume(earlier.id, prompt, a.reportAgent, a.reportModel) };
+      }
+      note = earlier ? `the session of earlier runs could not be continued (${earlier.status === "completed" ? "it was deleted" : `it ended ${earlier.status}`}); this run starts a new one` : "the session of earlier runs is gone; this run starts a new one";
+    }
+    const prompt = `${runContextLine(a, run, trigger, note)}\n\n${a.prompt}`;
+    const task = await manager.launch({
+      parentSessionID: a.reportTo, parentMessageID: runBatchId(a.id, run.runNo!), parentAgent: a.reportAgent,
+      parentModel: a.reportModel, description: `${a.title} (automation run #${run.runNo})`, prompt, agent: a.agent,
+      model: a.model, notify: false,
+    });
+    return { task, note };
+  }
+
+  /** A deleted report-to session: the run goes on, the automation is marked and a toast says so once. */
+  private async checkReportTo(a: Automation): Promise<void> {
+    if (await this.ctx.host.sessionExists(a.reportTo)) return;
+    const { store, clock } = this.ctx;
+    const newly = store.transaction(() => {
+      const latest = store.automation(a.id);
+      if (!latest || latest.reportToGoneAt !== undefined) return false;
+      store.saveAutomation({ ...latest, reportToGoneAt: clock.now() });
+      return true;
+    });
+    if (newly) this.ctx.toast(`"${a.title}": its report-to session no longer exists; runs go on and are kept in the history (task_update report_to to change it)`, "warning");
+  }
+}
+
+/** The automation with one more run counted; done when that reaches max_runs. */
+function counted(a: Automation, now: number): Automation {
+  const runCount = a.runCount + 1;
+  const done = a.maxRuns !== undefined && runCount >= a.maxRuns;
+  return { ...a, runCount, updatedAt: now, ...(done ? { doneAt: now } : {}) };
+}

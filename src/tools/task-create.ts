@@ -1,0 +1,44 @@
+import { TaskError, errorMessage } from "../core/errors.ts";
+import { defineTool } from "./tool-kit.ts";
+import { fieldArgs, toFields, triggerArg, type AutomationToolDeps } from "./task-args.ts";
+import { describeTrigger } from "../automations/trigger-spec.ts";
+import { isoTime } from "../automations/automation-text.ts";
+
+const DESCRIPTION = `Create an automation: a prompt run as a background agent task on a schedule (interval, cron, once) or by task_run, reporting results to this session. Not a to-do list. The user is asked to approve.`;
+
+export const APPROVAL_PERMISSION = "background_automation";
+
+export function taskCreateTool({ automations, onCrash }: AutomationToolDeps) {
+  return defineTool({
+    name: "task_create",
+    description: DESCRIPTION,
+    args: (s) => ({ title: s.string(), ...fieldArgs(s), prompt: s.string(), triggers: s.array(triggerArg(s)).optional() }),
+    onCrash,
+    async run(args, call) {
+      const id = automations.newAutomationId();
+      const triggers = automations.parseTriggers(args.triggers ?? [], id);
+      const fields = {
+        agent: "general", notify: "on_change", sessionMode: "fresh", overlap: "skip", catchUp: "skip", enabled: true,
+        ...toFields(args), title: args.title, prompt: args.prompt,
+      } as const;
+      await automations.checkAgent(fields.agent);
+      if (fields.enabled) await approve(call.ask, args.title, args.prompt, triggers.map((t) => describeTrigger(t.spec)));
+      const created = automations.create(id, fields, triggers, { sessionID: call.sessionID, agent: call.agent, model: call.model });
+      const lines = created.triggers.map((t) => `- ${t.id}: ${describeTrigger(t.spec)}, next ${isoTime(t.nextAt)}`);
+      return [
+        `Created automation ${id} "${args.title}" (${fields.enabled ? "enabled" : "paused"}; notify ${fields.notify}). Results report to this session.`,
+        ...(lines.length > 0 ? ["Triggers:", ...lines] : ["No triggers: it runs only with task_run."]),
+      ].join("\n");
+    },
+  });
+}
+
+/** OpenCode's own permission prompt; a config `"background_automation": "allow"` skips it. */
+async function approve(ask: ((input: never) => Promise<void>) | undefined, title: string, prompt: string, triggers: string[]) {
+  if (!ask) return;
+  try {
+    await ask({ permission: APPROVAL_PERMISSION, patterns: [title], always: ["*"], metadata: { title, prompt, triggers } } as never);
+  } catch (error) {
+    throw new TaskError(`The user rejected automation "${title}"; nothing was stored. (${errorMessage(error)})`);
+  }
+}

@@ -1,0 +1,27 @@
+import { defineTool } from "./tool-kit.ts";
+import type { AutomationToolDeps } from "./task-args.ts";
+import { describeTrigger } from "../automations/trigger-spec.ts";
+import { isoTime, runLine, stateText } from "../automations/automation-text.ts";
+
+export function taskReadTool({ automations, onCrash }: AutomationToolDeps) {
+  return defineTool({
+    name: "task_read",
+    description: "An automation's settings, triggers with next run, and recent run history.",
+    args: (s) => ({ id: s.string() }),
+    onCrash,
+    async run(args) {
+      const a = automations.require(args.id);
+      const triggers = automations.triggers(a.id);
+      const runs = automations.runs(a.id, 15);
+      return [
+        `${a.id} "${a.title}": ${stateText(a)}`,
+        `agent ${a.agent}${a.model ? ` model ${a.model.providerID}/${a.model.modelID}` : ""}; notify ${a.notify}; session ${a.sessionMode}; overlap ${a.overlap}; catch_up ${a.catchUp}; runs ${a.runCount}${a.maxRuns ? `/${a.maxRuns}` : ""}; failures in a row ${a.consecutiveFailures}`,
+        `prompt: ${a.prompt}`,
+        "Triggers:",
+        ...(triggers.length ? triggers.map((t) => `- ${t.id}: ${describeTrigger(t.spec)}, next ${isoTime(t.nextAt)}`) : ["- none (task_run only)"]),
+        "Recent runs (newest first):",
+        ...(runs.length ? runs.map((r) => runLine(r, triggers)) : ["- none yet"]),
+      ].join("\n");
+    },
+  });
+}

@@ -1,0 +1,18 @@
+import { defineTool } from "./tool-kit.ts";
+import type { AutomationToolDeps } from "./task-args.ts";
+
+export function taskRunTool({ automations, onCrash }: AutomationToolDeps) {
+  return defineTool({
+    name: "task_run",
+    description: "Run an automation now, whatever its triggers; returns the background task id.",
+    args: (s) => ({ id: s.string() }),
+    onCrash,
+    async run(args) {
+      const { run, task } = await automations.runNow(args.id);
+      if (run.status === "skipped") return `Not run: the previous run of ${run.automationId} is still running (overlap: skip).`;
+      if (run.status === "waiting") return `Queued: it starts when the previous run of ${run.automationId} ends (overlap: queue).`;
+      if (!task) return `Run #${run.runNo} of ${run.automationId} did not start: ${run.summary ?? run.status}`;
+      return `Started run #${run.runNo} of ${run.automationId} as background task ${task.id}; results report by the automation's notify policy.`;
+    },
+  });
+}

@@ -1,0 +1,44 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { coreFixture, PARENT, MODEL } from "./core-fixture.ts";
+import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
+import { AutomationStore } from "../../src/automations/automation-store.ts";
+import { AutomationContext } from "../../src/automations/automation-context.ts";
+import { AutomationService, type AutomationFields } from "../../src/automations/automation-service.ts";
+import type { Options } from "../../src/options.ts";
+import type { TriggerInput } from "../../src/automations/trigger-spec.ts";
+
+export { PARENT, MODEL };
+
+/** A temp folder for a database file, removed by `cleanup`. */
+export function tempDb() {
+  const dir = mkdtempSync(join(tmpdir(), "auto-"));
+  return { path: join(dir, "tasks.db"), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * The task core on a fake host and fake clock, over SQLite, with the automation layer on the same
+ * connection. Pass `dbPath` to put a second fixture on the same database file.
+ */
+export function automationFixture(dbPath: string, overrides: Partial<Options> = {}) {
+  const store = SqliteTaskStore.open({ path: dbPath, projectId: "proj" });
+  const core = coreFixture({ automationFailurePause: 2, ...overrides } as Partial<Options>, store);
+  const autoStore = new AutomationStore(store.db, "proj");
+  const ctx = new AutomationContext(autoStore, core.manager, core.host, core.clock, { failurePause: (overrides as { automationFailurePause?: number }).automationFailurePause ?? 2, resultCap: 10_000 });
+  const service = new AutomationService(ctx);
+
+  function create(fields: Partial<AutomationFields> = {}, triggers: TriggerInput[] = []) {
+    const id = service.newAutomationId();
+    const parsed = service.parseTriggers(triggers, id);
+    return service.create(id, {
+      title: "check ci", prompt: "look at CI", agent: "general", notify: "always", sessionMode: "fresh",
+      overlap: "skip", catchUp: "skip", enabled: true, ...fields,
+    }, parsed, { sessionID: PARENT, agent: "build", model: MODEL }).automation;
+  }
+
+  /** Every child session of the parent (one per fresh run). */
+  const children = () => [...core.host.sessions.values()].filter((s) => s.parentID === PARENT).map((s) => s.id);
+
+  return { ...core, autoStore, ctx, service, create, children, close: () => { service.stop(); core.manager.dispose(); store.close(); } };
+}

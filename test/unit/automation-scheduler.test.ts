@@ -1,0 +1,139 @@
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { automationFixture, tempDb, PARENT } from "../helpers/automation-fixture.ts";
+
+function setup(overrides = {}) {
+  const db = tempDb();
+  const f = automationFixture(db.path, overrides);
+  after(() => { f.close(); db.cleanup(); });
+  f.host.setActivity(PARENT, "idle");
+  f.service.start();
+  return f;
+}
+
+/** Finishes every running child with `text` (or an error). */
+async function finishAll(f: ReturnType<typeof setup>, text: string, error?: string) {
+  for (const id of f.children()) if (["running", "resumed"].includes(f.manager.get(id)!.status)) f.host.finishRun(id, text, { error });
+  await f.flush();
+  f.host.setActivity(PARENT, "idle"); // a notification that woke the parent: its turn ends
+  await f.flush();
+}
+
+describe("interval triggers", () => {
+  it("fires on the interval's grid with one timer, runs report to the creator, max_runs ends it", async () => {
+    const f = setup();
+    const a = f.create({ maxRuns: 2 }, [{ every: "2s" }]);
+    assert.equal(f.clock.pendingTimers(), 1, "one timer for the automation layer; the core's poller idles");
+    await f.clock.advance(1999);
+    assert.equal(f.children().length, 0);
+    await f.clock.advance(1);
+    assert.equal(f.children().length, 1);
+    const first = f.manager.get(f.children()[0]!)!;
+    assert.equal(first.batchId, `auto_${a.id}_1`);
+    assert.equal(first.notify, false);
+    assert.match(f.host.promptsTo(first.id)[0]!.text, new RegExp(`^\\[Automation "check ci" \\(${a.id}\\), run #1, fired by every 2s, planned `));
+    await finishAll(f, "CI green");
+    await f.clock.advance(2000);
+    await finishAll(f, "CI red");
+    await f.clock.advance(10_000);
+    assert.equal(f.children().length, 2, "max_runs 2: no third run");
+    const told = f.host.promptsTo(PARENT).map((p) => p.text);
+    assert.equal(told.length, 2);
+    assert.match(told[0]!, /run #1 .*completed:\nCI green/);
+    assert.match(told[1]!, /run #2 .*completed:\nCI red/);
+    assert.ok(f.service.get(a.id)!.doneAt !== undefined);
+    assert.deepEqual(f.autoStore.runs(a.id).map((r) => [r.runNo, r.status, r.notified]), [[2, "completed", true], [1, "completed", true]]);
+    assert.equal(f.clock.pendingTimers(), 0, "nothing scheduled: no timer");
+  });
+
+  it("overlap skip: a firing while the run is busy is recorded as skipped, never two at once", async () => {
+    const f = setup();
+    const a = f.create({}, [{ every: "1s" }]);
+    await f.clock.advance(3000);
+    assert.equal(f.children().length, 1);
+    const statuses = f.autoStore.runs(a.id).map((r) => `${r.status}${r.skipReason ? `:${r.skipReason}` : ""}`);
+    assert.deepEqual(statuses, ["skipped:overlap", "skipped:overlap", "running"]);
+    await finishAll(f, "ok");
+    await f.clock.advance(1000);
+    assert.equal(f.children().length, 2);
+  });
+
+  it("overlap queue: one waiting run (the newest) starts when the running one ends", async () => {
+    const f = setup();
+    const a = f.create({ overlap: "queue" }, [{ every: "1s" }]);
+    await f.clock.advance(3000);
+    assert.deepEqual(f.autoStore.runs(a.id).map((r) => r.status), ["waiting", "skipped", "running"]);
+    await finishAll(f, "ok");
+    assert.equal(f.children().length, 2, "the waiting run started at once");
+    const newest = f.autoStore.runs(a.id).find((r) => r.runNo === 2)!;
+    assert.equal(newest.plannedAt, f.clock.now());
+  });
+});
+
+describe("notify policies", () => {
+  async function runTwice(policy: string, results: [string, string?][]) {
+    const f = setup();
+    const a = f.create({ notify: policy as never, sessionMode: "fresh" }, [{ every: "1s" }]);
+    for (const [text, error] of results) {
+      await f.clock.advance(1000);
+      await finishAll(f, text, error);
+    }
+    return { f, a, told: f.host.promptsTo(PARENT).map((p) => p.text), runs: f.autoStore.runs(a.id).reverse() };
+  }
+
+  it("on_change tells the first result and changed ones only, ignoring whitespace", async () => {
+    const { told, runs } = await runTwice("on_change", [["A"], [" A \n"], ["B"]]);
+    assert.equal(told.length, 2);
+    assert.match(told[0]!, /\nA\n/);
+    assert.match(told[1]!, /\nB\n/);
+    assert.deepEqual(runs.map((r) => r.notified), [true, false, true]);
+    assert.match(runs[1]!.notifyNote!, /same result/);
+  });
+
+  it("on_failure tells failures and the first success after one", async () => {
+    const { told, runs } = await runTwice("on_failure", [["fine"], ["", "model broke"], ["fine again"], ["fine"]]);
+    assert.deepEqual(runs.map((r) => r.notified), [false, true, true, false]);
+    assert.match(told[0]!, /Error: model broke/);
+  });
+
+  it("never keeps history only; always tells every run", async () => {
+    assert.equal((await runTwice("never", [["x"], ["y"]])).told.length, 0);
+    assert.equal((await runTwice("always", [["x"], ["x"]])).told.length, 2);
+  });
+});
+
+describe("failures", () => {
+  it("pauses after automationFailurePause consecutive failures and tells the session why", async () => {
+    const f = setup();
+    const a = f.create({ notify: "never" }, [{ every: "1s" }]);
+    await f.clock.advance(1000);
+    await finishAll(f, "", "rate limited");
+    assert.equal(f.service.get(a.id)!.enabled, true);
+    await f.clock.advance(1000);
+    await finishAll(f, "", "rate limited again");
+    const paused = f.service.get(a.id)!;
+    assert.equal(paused.enabled, false);
+    assert.match(paused.pausedReason!, /2 consecutive failures; last: rate limited again/);
+    const told = f.host.promptsTo(PARENT).map((p) => p.text);
+    assert.equal(told.length, 1);
+    assert.match(told[0]!, /PAUSED after 2 consecutive failed runs\. Last error: rate limited again/);
+    assert.ok(f.host.toasts.some((t) => /paused after 2 failed runs/.test(t)));
+    await f.clock.advance(5000);
+    assert.equal(f.children().length, 2, "a paused automation does not fire");
+    f.service.update(a.id, { enabled: true });
+    await f.clock.advance(1000);
+    assert.equal(f.children().length, 3, "resumed: fires again, the paused time is not missed");
+    assert.equal(f.autoStore.runs(a.id).filter((r) => r.status === "missed").length, 0);
+  });
+
+  it("a success resets the failure count", async () => {
+    const f = setup();
+    const a = f.create({ notify: "never" }, [{ every: "1s" }]);
+    for (const [text, error] of [["", "x"], ["ok"], ["", "y"]] as [string, string?][]) {
+      await f.clock.advance(1000);
+      await finishAll(f, text, error);
+    }
+    assert.equal(f.service.get(a.id)!.enabled, true);
+    assert.equal(f.service.get(a.id)!.consecutiveFailures, 1);
+  });
+});
