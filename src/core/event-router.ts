@@ -1,5 +1,6 @@
 import type { HostEvent } from "../host/host.ts";
-import { isSettled, type ModelRef, type Task } from "./task.ts";
+import { isSettled, type ModelRef } from "./task.ts";
+import type { TaskSummary } from "./task-summary.ts";
 import { UNSETTLED, type TaskLifecycle } from "./task-lifecycle.ts";
 
 export type RouterConfig = { idleEvents: boolean; cancelChildrenOnParentAbort: boolean };
@@ -57,7 +58,9 @@ export class EventRouter {
     const pending = new Set(store.pendingNotifications(parentID).map((n) => n.taskId));
     const tasks = store.list({ parentSessionID: parentID, includeCleared: true })
       .filter((t) => !isSettled(t.status) || pending.has(t.id));
-    for (const task of tasks) {
+    for (const summary of tasks) {
+      const task = store.get(summary.id);
+      if (!task) continue;
       if (task.parentAgent === agent && task.parentModel?.providerID === model.providerID && task.parentModel.modelID === model.modelID) continue;
       store.save({ ...task, parentAgent: agent, parentModel: model });
     }
@@ -109,6 +112,6 @@ export class EventRouter {
 }
 
 /** Cancelling a running task frees a slot at once: queued siblings must go first, or one would start. */
-function queuedFirst(tasks: Task[]): Task[] {
+function queuedFirst<T extends TaskSummary>(tasks: T[]): T[] {
   return [...tasks.filter((t) => t.status === "queued"), ...tasks.filter((t) => t.status !== "queued")];
 }

@@ -1,4 +1,5 @@
 import type { Task } from "./task.ts";
+import { summaryOf, type TaskSummary } from "./task-summary.ts";
 import type { PendingNotification, TaskEvent, TaskFilter, TaskStore } from "./task-store.ts";
 
 const copy = <T>(value: T): T => structuredClone(value);
@@ -19,17 +20,21 @@ export class MemoryTaskStore implements TaskStore {
     return task && copy(task);
   }
 
-  list(filter: TaskFilter = {}): Task[] {
+  list(filter: TaskFilter = {}): TaskSummary[] {
     return [...this.tasks.values()]
       .filter((t) => !filter.parentSessionID || t.parentSessionID === filter.parentSessionID)
       .filter((t) => !filter.statuses || filter.statuses.includes(t.status))
       .filter((t) => filter.includeCleared || t.clearedAt === undefined)
       .sort((a, b) => a.createdAt - b.createdAt)
-      .map(copy);
+      .map((t) => summaryOf(copy(t)));
   }
 
   remove(id: string): void {
     this.tasks.delete(id);
+    this.log = this.log.filter((e) => e.taskId !== id);
+    for (const box of [this.outbox, this.delivered]) {
+      for (const [key, n] of box) if (n.taskId === id) box.delete(key);
+    }
   }
 
   appendEvent(event: TaskEvent): void {

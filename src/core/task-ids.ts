@@ -1,14 +1,14 @@
-import type { Task } from "./task.ts";
+import type { TaskSummary } from "./task-summary.ts";
 
 const SESSION_PREFIX = "ses_";
 
 export type Lookup =
-  | { kind: "tasks"; tasks: Task[]; batchId?: string }
+  | { kind: "tasks"; tasks: TaskSummary[]; batchId?: string }
   | { kind: "none"; message: string }
   | { kind: "ambiguous"; message: string };
 
 /** Finds the tasks an id names: a task id or batch id, whole or any unique prefix, `ses_` optional. */
-export function lookupTasks(rawId: string, tasks: Task[]): Lookup {
+export function lookupTasks(rawId: string, tasks: TaskSummary[]): Lookup {
   const id = rawId.trim();
   if (!id) return { kind: "none", message: "task_id is empty. Pass an id shown by background_list." };
   const sessionId = id.startsWith(SESSION_PREFIX) ? id : SESSION_PREFIX + id;

@@ -2,6 +2,7 @@ import type { Clock } from "./clock.ts";
 import type { Host } from "../host/host.ts";
 import type { TaskStore } from "./task-store.ts";
 import { isSettled, transition, type Task, type TaskStatus } from "./task.ts";
+import type { TaskSummary } from "./task-summary.ts";
 import { TaskError, errorMessage } from "./errors.ts";
 import { judgeCompletion, type CompletionVerdict } from "./completion-check.ts";
 import { ProgressTracker } from "./progress-tracker.ts";
@@ -107,7 +108,7 @@ export class TaskLifecycle {
     }
   }
 
-  async cancel(task: Task, reason?: string): Promise<boolean> {
+  async cancel(task: TaskSummary, reason?: string): Promise<boolean> {
     const wasQueued = task.status === "queued";
     if (!this.settle(task.id, "cancelled", { error: reason })) return false;
     if (wasQueued) return true;
@@ -190,8 +191,9 @@ export class TaskLifecycle {
     }
   }
 
+  /** Whole tasks: few (bounded by the concurrency limits), and their callers need the prompt. */
   activeTasks(): Task[] {
-    return this.store.list({ statuses: ACTIVE, includeCleared: true });
+    return this.store.list({ statuses: ACTIVE, includeCleared: true }).flatMap((t) => this.store.get(t.id) ?? []);
   }
 
   logError(message: string, error: unknown): void {

@@ -2,6 +2,7 @@ import type { Clock } from "./clock.ts";
 import type { Host, HostEvent } from "../host/host.ts";
 import type { TaskStore } from "./task-store.ts";
 import { isSettled, transition, type ModelRef, type Task, type TaskStatus } from "./task.ts";
+import type { TaskSummary } from "./task-summary.ts";
 import { TaskError, errorMessage } from "./errors.ts";
 import type { WaitOutcome } from "./settle-waiters.ts";
 import { Poller } from "./poller.ts";
@@ -187,12 +188,12 @@ export class TaskManager {
     });
   }
 
-  cancel(task: Task, reason?: string): Promise<boolean> {
+  cancel(task: TaskSummary, reason?: string): Promise<boolean> {
     return this.life.cancel(task, reason);
   }
 
   /** Waits until every task settles, the timeout passes or the signal aborts. */
-  async waitFor(tasks: Task[], timeoutMs: number, signal?: AbortSignal): Promise<WaitOutcome> {
+  async waitFor(tasks: TaskSummary[], timeoutMs: number, signal?: AbortSignal): Promise<WaitOutcome> {
     const { clock, waiters, store } = this.life;
     const deadline = clock.now() + timeoutMs;
     for (const task of tasks) {
@@ -206,7 +207,7 @@ export class TaskManager {
     return { timedOut: false, aborted: false };
   }
 
-  markRetrieved(task: Task): void {
+  markRetrieved(task: TaskSummary): void {
     const { store, clock } = this.life;
     if (!isSettled(task.status) || task.retrievedAt !== undefined) return;
     const stored = store.get(task.id);
@@ -217,13 +218,15 @@ export class TaskManager {
   }
 
   /** Hides the parent's settled tasks from its list; returns how many were hidden and which still run. */
-  clear(parentSessionID: string): { cleared: number; running: Task[] } {
+  clear(parentSessionID: string): { cleared: number; running: TaskSummary[] } {
     const { store, clock } = this.life;
     const tasks = store.list({ parentSessionID });
     const settled = tasks.filter((t) => isSettled(t.status));
     const now = clock.now();
     store.transaction(() => {
-      for (const task of settled) {
+      for (const summary of settled) {
+        const task = store.get(summary.id);
+        if (!task) continue;
         store.save({ ...task, clearedAt: now });
         store.appendEvent({ taskId: task.id, at: now, kind: "cleared" });
       }
@@ -239,11 +242,11 @@ export class TaskManager {
     return lookupTasks(id, this.life.store.list({ includeCleared: true }));
   }
 
-  listForParent(parentSessionID: string, status?: TaskStatus): Task[] {
+  listForParent(parentSessionID: string, status?: TaskStatus): TaskSummary[] {
     return this.life.store.list({ parentSessionID, statuses: status ? [status] : undefined }).map((t) => this.withLiveProgress(t));
   }
 
-  withLiveProgress(task: Task): Task {
+  withLiveProgress<T extends TaskSummary>(task: T): T {
     return { ...task, progress: this.life.progress.get(task.id) ?? task.progress };
   }
 
@@ -321,6 +324,8 @@ export class TaskManager {
     const found = this.lookup(taskId);
     if (found.kind !== "tasks") throw new TaskError(found.message);
     if (found.batchId) throw new TaskError(`"${taskId}" names a batch; resume takes one task id.`);
-    return found.tasks[0];
+    const task = this.life.store.get(found.tasks[0].id);
+    if (!task) throw new TaskError(`Task ${found.tasks[0].id} no longer exists.`);
+    return task;
   }
 }

@@ -1,4 +1,5 @@
 import type { Task } from "./task.ts";
+import type { TaskSummary } from "./task-summary.ts";
 import { transition } from "./task.ts";
 import { errorMessage } from "./errors.ts";
 import type { TaskLifecycle } from "./task-lifecycle.ts";
@@ -8,7 +9,7 @@ export type ConcurrencyLimits = { maxConcurrentPerModel: number; maxConcurrentTo
 /** The text a task's child is first prompted with (a fork's carries its preamble). */
 export type FirstPrompt = (task: Task) => Promise<string>;
 
-const modelKey = (task: Task) => `${task.model.providerID}/${task.model.modelID}`;
+const modelKey = (task: TaskSummary) => `${task.model.providerID}/${task.model.modelID}`;
 
 /**
  * Starts queued tasks, oldest first, while slots are free: at most `maxConcurrentPerModel`
@@ -44,10 +45,12 @@ export class TaskScheduler {
     for (const task of running) perModel.set(modelKey(task), (perModel.get(modelKey(task)) ?? 0) + 1);
     let total = running.length;
     const claimed: Task[] = [];
-    for (const next of store.list({ statuses: ["queued"], includeCleared: true })) {
+    for (const queued of store.list({ statuses: ["queued"], includeCleared: true })) {
       if (total >= this.limits.maxConcurrentTotal) break;
-      const key = modelKey(next);
+      const key = modelKey(queued);
       if ((perModel.get(key) ?? 0) >= this.limits.maxConcurrentPerModel) continue;
+      const next = store.get(queued.id);
+      if (!next) continue;
       const now = clock.now();
       transition(next, "running", now);
       next.promptedAt = now;

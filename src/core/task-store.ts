@@ -1,4 +1,5 @@
 import type { Task, TaskStatus } from "./task.ts";
+import type { TaskSummary } from "./task-summary.ts";
 
 /** One line of the append-only history: every transition and every notification sent. */
 export type TaskEvent = {
@@ -40,7 +41,9 @@ export type TaskFilter = {
 export interface TaskStore {
   save(task: Task): void;
   get(id: string): Task | undefined;
-  list(filter?: TaskFilter): Task[];
+  /** Summaries, oldest first: the prompt, result and error are read with `get`. */
+  list(filter?: TaskFilter): TaskSummary[];
+  /** Removes the task with its events and notifications, all or nothing. */
   remove(id: string): void;
   appendEvent(event: TaskEvent): void;
   events(taskId: string): TaskEvent[];

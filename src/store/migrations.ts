@@ -161,6 +161,37 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 5,
+    name: "a change counter on tasks, so that another process's writes are read back without reloading every task",
+    // Triggers rather than the plugin's own statements: a writer of any version keeps the counter.
+    sql: `
+      ALTER TABLE tasks ADD COLUMN changed_seq INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX tasks_by_project_changed ON tasks (project_id, changed_seq);
+
+      -- One row. seq grows with every insert, update and delete of a task; deleted_seq is the seq
+      -- of the latest delete. A task row's changed_seq is the seq of its latest write.
+      CREATE TABLE task_changes (
+        id          INTEGER PRIMARY KEY CHECK (id = 1),
+        seq         INTEGER NOT NULL,
+        deleted_seq INTEGER NOT NULL
+      );
+      INSERT INTO task_changes (id, seq, deleted_seq) VALUES (1, 0, 0);
+
+      CREATE TRIGGER tasks_changed_on_insert AFTER INSERT ON tasks BEGIN
+        UPDATE task_changes SET seq = seq + 1;
+        UPDATE tasks SET changed_seq = (SELECT seq FROM task_changes) WHERE rowid = NEW.rowid;
+      END;
+      -- The WHEN skips the trigger's own stamping update.
+      CREATE TRIGGER tasks_changed_on_update AFTER UPDATE ON tasks WHEN NEW.changed_seq = OLD.changed_seq BEGIN
+        UPDATE task_changes SET seq = seq + 1;
+        UPDATE tasks SET changed_seq = (SELECT seq FROM task_changes) WHERE rowid = NEW.rowid;
+      END;
+      CREATE TRIGGER tasks_changed_on_delete AFTER DELETE ON tasks BEGIN
+        UPDATE task_changes SET seq = seq + 1, deleted_seq = seq + 1;
+      END;
+    `,
+  },
+  {
     version: 6,
     name: "evidence of what each task run did, and what a task expects before it counts as done",
     sql: `

@@ -1,13 +1,14 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { SETTLED_STATUSES, type Task } from "../core/task.ts";
+import type { TaskSummary } from "../core/task-summary.ts";
 import type { PendingNotification, TaskEvent, TaskFilter, TaskStore } from "../core/task-store.ts";
 import { rowToEvent, rowToNotification } from "./log-rows.ts";
 import { assertOwnDatabase, migrate } from "./migrations.ts";
 import { openSqlite, type SqliteDatabase, type SqliteStatement } from "./sqlite-driver.ts";
 import { toStoreUnavailable } from "./store-unavailable-error.ts";
 import { TaskCache } from "./task-cache.ts";
-import { rowToTask, TASK_COLUMNS, taskToParams } from "./task-row.ts";
+import { rowToSummary, rowToTask, SUMMARY_COLUMNS, TASK_COLUMNS, taskToParams } from "./task-row.ts";
 
 const UPSERT_TASK = `INSERT INTO tasks (${TASK_COLUMNS.join(", ")})
   VALUES (${TASK_COLUMNS.map(() => "?").join(", ")})
@@ -21,11 +22,17 @@ const UPSERT_NOTIFICATION = `INSERT INTO notifications
   task_id = excluded.task_id, text = excluded.text, wake = excluded.wake, created_at = excluded.created_at
   WHERE delivered_at IS NULL`;
 
+const SELECT_SUMMARIES = `SELECT ${SUMMARY_COLUMNS.join(", ")} FROM tasks WHERE project_id = ?`;
 // rowid breaks createdAt ties by first save, as the in-memory store does.
-const SELECT_PROJECT_TASKS = "SELECT * FROM tasks WHERE project_id = ? ORDER BY created_at, rowid";
+const SELECT_PROJECT_SUMMARIES = `${SELECT_SUMMARIES} ORDER BY created_at, rowid`;
+const SELECT_CHANGED_SUMMARIES = `${SELECT_SUMMARIES} AND changed_seq > ? ORDER BY rowid`;
+const SELECT_CHANGE_MARK = "SELECT seq, deleted_seq FROM task_changes";
 
 const PURGEABLE = `SELECT id FROM tasks WHERE project_id = ? AND settled_at < ?
   AND status IN (SELECT value FROM json_each(?))`;
+const IDS = "SELECT value FROM json_each(?)";
+// Delivered notifications and events whose task is gone (removed before removal took them along).
+const ORPHAN = "task_id NOT IN (SELECT id FROM tasks WHERE project_id = ?)";
 
 /**
  * The durable TaskStore: one SQLite database shared by all projects, this instance scoped to one.
@@ -34,7 +41,10 @@ const PURGEABLE = `SELECT id FROM tasks WHERE project_id = ? AND settled_at < ?
 export class SqliteTaskStore implements TaskStore {
   private readonly statements = new Map<string, SqliteStatement>();
   private cache: TaskCache | undefined;
-  private cacheVersion = 0;
+  /** PRAGMA data_version when the cache was last brought up to date. */
+  private cacheDataVersion = 0;
+  /** task_changes.seq up to which the cache holds every other connection's writes. */
+  private cacheSeq = 0;
 
   /** Creates the folder, opens (never deleting or overwriting a file) and migrates. */
   static open({ path, projectId }: { path: string; projectId: string }): SqliteTaskStore {
@@ -69,13 +79,13 @@ export class SqliteTaskStore implements TaskStore {
     return row && rowToTask(row);
   }
 
-  list(filter: TaskFilter = {}): Task[] {
+  list(filter: TaskFilter = {}): TaskSummary[] {
     return this.freshCache().list(filter);
   }
 
+  /** Removes the task with its events and notifications, in one transaction. */
   remove(id: string): void {
-    this.sql("DELETE FROM tasks WHERE project_id = ? AND id = ?").run(this.projectId, id);
-    this.cache?.delete(id);
+    this.transaction(() => this.removeTasks([id], { keepUndelivered: false }));
   }
 
   appendEvent(event: TaskEvent): void {
@@ -129,21 +139,21 @@ export class SqliteTaskStore implements TaskStore {
 
   /**
    * Retention: removes settled tasks whose settledAt is before cutoffMs, with their events and
-   * their delivered notifications (undelivered ones stay until delivered). Returns how many tasks.
+   * their delivered notifications (undelivered ones stay until delivered), and the delivered
+   * notifications and events left without a task. Returns how many tasks.
    */
   purgeOlderThan(cutoffMs: number): number {
-    const params = [this.projectId, cutoffMs, JSON.stringify(SETTLED_STATUSES)];
-    this.cache = undefined;
     return this.transaction(() => {
-      this.sql(`DELETE FROM task_events WHERE project_id = ? AND task_id IN (${PURGEABLE})`).run(
+      const ids = this.sql(PURGEABLE)
+        .all(this.projectId, cutoffMs, JSON.stringify(SETTLED_STATUSES))
+        .map((row) => row.id as string);
+      this.removeTasks(ids, { keepUndelivered: true });
+      this.sql(`DELETE FROM task_events WHERE project_id = ? AND ${ORPHAN}`).run(this.projectId, this.projectId);
+      this.sql(`DELETE FROM notifications WHERE project_id = ? AND delivered_at IS NOT NULL AND ${ORPHAN}`).run(
         this.projectId,
-        ...params,
+        this.projectId,
       );
-      this.sql(
-        `DELETE FROM notifications WHERE project_id = ? AND delivered_at IS NOT NULL AND task_id IN (${PURGEABLE})`,
-      ).run(this.projectId, ...params);
-      return this.sql(`DELETE FROM tasks WHERE project_id = ? AND id IN (${PURGEABLE})`).run(this.projectId, ...params)
-        .changes;
+      return ids.length;
     });
   }
 
@@ -163,18 +173,41 @@ export class SqliteTaskStore implements TaskStore {
     this.db.close();
   }
 
+  private removeTasks(ids: string[], { keepUndelivered }: { keepUndelivered: boolean }): void {
+    if (ids.length === 0) return;
+    const json = JSON.stringify(ids);
+    const notifications = keepUndelivered ? "AND delivered_at IS NOT NULL" : "";
+    this.sql(`DELETE FROM task_events WHERE project_id = ? AND task_id IN (${IDS})`).run(this.projectId, json);
+    this.sql(`DELETE FROM notifications WHERE project_id = ? ${notifications} AND task_id IN (${IDS})`).run(this.projectId, json);
+    this.sql(`DELETE FROM tasks WHERE project_id = ? AND id IN (${IDS})`).run(this.projectId, json);
+    for (const id of ids) this.cache?.delete(id);
+  }
+
   /**
-   * The cache, reloaded when another connection (another plugin instance or process) has
-   * committed since it was loaded: SQLite's data_version tells, for the cost of one pragma.
-   * This connection's own writes keep it current as they happen.
+   * The cache, brought up to date when another connection (another plugin instance or process)
+   * has committed since: SQLite's data_version tells, for the cost of one pragma, and only the
+   * tasks written since the last look are read (their changed_seq is past the mark). This
+   * connection's own writes keep the cache current as they happen.
    */
   private freshCache(): TaskCache {
-    const version = Number(this.sql("PRAGMA data_version").get()?.data_version);
-    if (!this.cache || version !== this.cacheVersion) {
-      this.cacheVersion = version;
-      this.cache = new TaskCache(this.sql(SELECT_PROJECT_TASKS).all(this.projectId).map(rowToTask));
+    const dataVersion = Number(this.sql("PRAGMA data_version").get()?.data_version);
+    if (this.cache && dataVersion === this.cacheDataVersion) return this.cache;
+    this.cacheDataVersion = dataVersion;
+    // The mark is read first: every write up to it is committed, so the rows read next hold it.
+    const mark = this.sql(SELECT_CHANGE_MARK).get()!;
+    const seq = Number(mark.seq);
+    if (!this.cache) {
+      this.cache = new TaskCache(this.sql(SELECT_PROJECT_SUMMARIES).all(this.projectId).map(rowToSummary));
+    } else if (seq !== this.cacheSeq) {
+      for (const row of this.sql(SELECT_CHANGED_SUMMARIES).all(this.projectId, this.cacheSeq)) this.cache.put(rowToSummary(row));
+      if (Number(mark.deleted_seq) > this.cacheSeq) this.cache.retainOnly(this.taskIds());
     }
+    this.cacheSeq = seq;
     return this.cache;
+  }
+
+  private taskIds(): Set<string> {
+    return new Set(this.sql("SELECT id FROM tasks WHERE project_id = ?").all(this.projectId).map((row) => row.id as string));
   }
 
   /** Prepared statements are cached by their SQL text and reused. */

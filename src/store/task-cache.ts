@@ -1,29 +1,38 @@
 import type { Task } from "../core/task.ts";
 import type { TaskFilter } from "../core/task-store.ts";
+import { summaryOf, type TaskSummary } from "../core/task-summary.ts";
 import { copyTask } from "./copy-task.ts";
 
 /**
- * One project's tasks held in memory so that listing costs copies rather than decoding every
- * row again (SQLite decoding 10,000 rows of ~23 columns takes 100+ ms). Insertion order is the
- * tasks table's rowid order, which breaks createdAt ties exactly as the SQL ordering does.
+ * One project's task summaries held in memory so that listing costs copies rather than decoding
+ * every row again (SQLite decoding 10,000 rows of ~23 columns takes 100+ ms). Summaries only: a
+ * settled task's prompt and result stay on disk, so the cache grows by a bounded size per task.
+ * Insertion order is the tasks table's rowid order, which breaks createdAt ties exactly as the SQL
+ * ordering does.
  */
 export class TaskCache {
-  private readonly tasks = new Map<string, Task>();
+  private readonly tasks = new Map<string, TaskSummary>();
 
   /** `tasks` must come in `created_at, rowid` order. */
-  constructor(tasks: Task[]) {
+  constructor(tasks: TaskSummary[]) {
     for (const task of tasks) this.tasks.set(task.id, task);
   }
 
-  put(task: Task): void {
-    this.tasks.set(task.id, copyTask(task));
+  /** Keeps a copy of the task's summary (a Task may be passed: its large texts are left out). */
+  put(task: TaskSummary & Partial<Task>): void {
+    this.tasks.set(task.id, copyTask(summaryOf(task)));
   }
 
   delete(id: string): void {
     this.tasks.delete(id);
   }
 
-  list(filter: TaskFilter): Task[] {
+  /** Drops every task whose id is not in `ids` (the ids still in the table). */
+  retainOnly(ids: ReadonlySet<string>): void {
+    for (const id of this.tasks.keys()) if (!ids.has(id)) this.tasks.delete(id);
+  }
+
+  list(filter: TaskFilter): TaskSummary[] {
     const { parentSessionID, statuses, includeCleared } = filter;
     const matches = [...this.tasks.values()].filter(
       (t) =>

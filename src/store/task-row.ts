@@ -1,4 +1,5 @@
 import type { ModelRef, Task, TaskStatus } from "../core/task.ts";
+import type { TaskSummary } from "../core/task-summary.ts";
 import type { SqlRow, SqlValue } from "./sqlite-driver.ts";
 
 /** The tasks table's columns, in the order `taskToParams` binds them. */
@@ -60,14 +61,24 @@ export function taskToParams(projectId: string, task: Task): SqlValue[] {
   ];
 }
 
+/** The columns a TaskSummary is read from: every one but the large texts. */
+export const SUMMARY_COLUMNS = TASK_COLUMNS.filter((c) => c !== "prompt" && c !== "result" && c !== "error");
+
 /** Optional fields are left out (not set to undefined) when their column is NULL. */
 export function rowToTask(row: SqlRow): Task {
-  const task: Task = {
+  const task: Task = { ...rowToSummary(row), prompt: row.prompt as string };
+  if (row.result !== null) task.result = row.result as string;
+  if (row.error !== null) task.error = row.error as string;
+  return task;
+}
+
+/** A row read with at least SUMMARY_COLUMNS. */
+export function rowToSummary(row: SqlRow): TaskSummary {
+  const task: TaskSummary = {
     id: row.id as string,
     parentSessionID: row.parent_session_id as string,
     batchId: row.batch_id as string,
     description: row.description as string,
-    prompt: row.prompt as string,
     agent: row.agent as string,
     model: JSON.parse(row.model as string) as ModelRef,
     parentAgent: row.parent_agent as string,
@@ -83,8 +94,6 @@ export function rowToTask(row: SqlRow): Task {
     promptedAt: row.prompted_at as number,
   };
   if (row.parent_model !== null) task.parentModel = JSON.parse(row.parent_model as string) as ModelRef;
-  if (row.result !== null) task.result = row.result as string;
-  if (row.error !== null) task.error = row.error as string;
   if (row.settled_at !== null) task.settledAt = row.settled_at as number;
   if (row.retrieved_at !== null) task.retrievedAt = row.retrieved_at as number;
   if (row.cleared_at !== null) task.clearedAt = row.cleared_at as number;

@@ -37,7 +37,9 @@ export function backgroundOutputTool({ manager, clock, defaultTimeoutSeconds, ma
         if (outcome.aborted) note = "Stopped waiting: this turn was aborted.\n\n";
       }
       const blocks = found.tasks.map((stale) => {
-        const fresh = manager.withLiveProgress(manager.get(stale.id) ?? stale);
+        const stored = manager.get(stale.id);
+        if (!stored) return `Task ${stale.id} no longer exists.`;
+        const fresh = manager.withLiveProgress(stored);
         if (isSettled(fresh.status)) manager.markRetrieved(fresh);
         const extra = evidence && { evidence: evidence.describe(fresh, Boolean(args.evidence)), note: evidence.progressNote(fresh) };
         return outputBlock(fresh, clock.now(), extra);

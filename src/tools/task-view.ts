@@ -1,15 +1,16 @@
 import type { Task } from "../core/task.ts";
+import type { TaskSummary } from "../core/task-summary.ts";
 import { formatDuration } from "../core/format-duration.ts";
 
-export function marks(task: Task): string {
+export function marks(task: TaskSummary): string {
   return (task.isForked ? " (forked)" : "") + (task.resumeCount > 0 ? " (resumed)" : "");
 }
 
-export function elapsed(task: Task, now: number): string {
+export function elapsed(task: TaskSummary, now: number): string {
   return formatDuration((task.settledAt ?? now) - task.createdAt);
 }
 
-export function progressLine(task: Task, now: number): string {
+export function progressLine(task: TaskSummary, now: number): string {
   if (task.status === "queued") return "waiting for a free slot (maxConcurrentPerModel / maxConcurrentTotal)";
   const { toolCalls, lastTools, lastActivityAt, retry, permission } = task.progress;
   const tools = lastTools.length > 0 ? `, last: ${lastTools.join(", ")}` : "";
@@ -20,7 +21,7 @@ export function progressLine(task: Task, now: number): string {
 }
 
 /** One line of background_list. */
-export function listLine(task: Task, now: number): string {
+export function listLine(task: TaskSummary, now: number): string {
   return `${task.id}${marks(task)}  ${task.status}  ${elapsed(task, now)}  ${task.description}  [${progressLine(task, now)}]`;
 }
 

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { transition } from "../../src/core/task.ts";
+import { summaryOf } from "../../src/core/task-summary.ts";
 import { defineDurableStoreTests } from "./durable-store-tests.ts";
 import { inWorkspace, type MakeStore, type TestApi } from "./suite-support.ts";
 import { fullTask, notification, runningTask, withoutUndefined } from "./task-fixtures.ts";
@@ -66,7 +67,17 @@ export function defineTaskStoreSuite(
       assert.equal(stored.status, "running");
       assert.equal(stored.model.modelID, "claude-sonnet");
       assert.deepEqual(stored.progress.lastTools, ["read"]);
-      assert.deepEqual(store.list()[0], stored);
+      assert.deepEqual(store.list()[0], summaryOf(stored));
+    });
+
+    test("list returns summaries: the prompt, result and error are read with get", ({ open }) => {
+      const store = open();
+      store.list(); // a store that caches its list must leave them out of the cache as well
+      store.save(fullTask({ clearedAt: undefined }));
+      const [listed] = store.list();
+      for (const key of ["prompt", "result", "error"]) assert.equal(key in listed!, false, `${key} should be absent`);
+      assert.deepEqual(withoutUndefined(listed!), summaryOf(withoutUndefined(fullTask({ clearedAt: undefined }))));
+      assert.equal(store.get("ses_full")!.result, fullTask().result);
     });
 
     test("list filters by parent session", ({ open }) => {
@@ -136,6 +147,21 @@ export function defineTaskStoreSuite(
       store.remove("ses_nope");
       assert.equal(store.get("ses_a"), undefined);
       assert.deepEqual(ids(store.list()), ["ses_b"]);
+    });
+
+    test("remove takes the task's events and notifications along, and no other task's", ({ open }) => {
+      const store = open();
+      for (const id of ["ses_a", "ses_b"]) {
+        store.save(runningTask(id));
+        store.appendEvent({ taskId: id, at: 1, kind: "launched" });
+        store.enqueueNotification(notification(`n_${id}_done`, { taskId: id }));
+        store.enqueueNotification(notification(`n_${id}_waiting`, { taskId: id, createdAt: 2_000 }));
+        store.markDelivered(`n_${id}_done`, 2);
+      }
+      store.remove("ses_a");
+      assert.deepEqual(store.events("ses_a"), []);
+      assert.equal(store.events("ses_b").length, 1);
+      assert.deepEqual(nids(store.pendingNotifications()), ["n_ses_b_waiting"]);
     });
 
     test("events are kept per task in the order appended, detail optional", ({ open }) => {
