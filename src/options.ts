@@ -20,7 +20,7 @@ export type Options = {
   onInterrupted: "resume" | "fail";
   /** A running task with no activity for this long is settled as error, in minutes. Default 10, range 1-1440. */
   staleAfterMinutes: number;
-  /** Settled tasks older than this are removed at start, in days. Default 30, range 1-3650. */
+  /** Settled tasks older than this are removed (at start, then every hour), in days. Default 30, range 1-3650. */
   retentionDays: number;
   /** A task running longer than this is aborted and settled as error, in seconds. Default 1800, range 1-86400. */
   maxRunSeconds: number;

@@ -13,6 +13,7 @@ import type { ForkMessage } from "./fork/fork-types.ts";
 import { SqliteTaskStore } from "./store/sqlite-task-store.ts";
 import { defaultDbPath } from "./store/default-db-path.ts";
 import { countingHost } from "./host/counting-host.ts";
+import { startRetention } from "./store/retention.ts";
 import { filesAboutToBeWritten } from "./host/tool-call-info.ts";
 import { EvidenceService } from "./evidence/evidence-service.ts";
 import { SqliteEvidenceStore } from "./store/sqlite-evidence-store.ts";
@@ -37,10 +38,16 @@ function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
   let store: SqliteTaskStore;
   let manager: TaskManager;
   let evidence: EvidenceService;
+  let retention: { stop(): void };
   try {
     options = parseOptions(rawOptions);
     store = SqliteTaskStore.open({ path: options.dbPath || defaultDbPath(), projectId: input.project?.id ?? input.directory });
-    purge(store, options.retentionDays, onCrash);
+    retention = startRetention({
+      purge: (cutoffMs) => store.purgeOlderThan(cutoffMs),
+      retentionMs: options.retentionDays * DAY_MS,
+      clock: systemClock,
+      onError: onCrash,
+    });
     manager = new TaskManager(host, store, systemClock, options, createForkSupport(host, forkLimits(options)));
     evidence = startEvidence(manager, store, input.directory, options, onCrash);
   } catch (error) {
@@ -54,6 +61,7 @@ function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
     dispose: async () => {
       stopStats();
       automations?.stop();
+      retention.stop();
       manager.dispose();
       try {
         store.close();
@@ -109,15 +117,6 @@ function startEvidence(manager: TaskManager, store: SqliteTaskStore, directory: 
 }
 
 const forkLimits = (options: Options) => ({ toolOutputLimit: options.forkToolOutputLimit, tokenCap: options.forkTokenCap });
-
-/** Retention at start; a store that fails here (busy, damaged) must not stop the plugin from loading. */
-function purge(store: SqliteTaskStore, retentionDays: number, onCrash: (message: string, error: unknown) => void): void {
-  try {
-    store.purgeOlderThan(Date.now() - retentionDays * DAY_MS);
-  } catch (error) {
-    onCrash("Removing old background tasks failed; they are kept for now", error);
-  }
-}
 
 /** The automation layer, unless `automations: false`; created before the core starts so it hears recovered settles. */
 function startAutomations(

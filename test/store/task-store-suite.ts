@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { transition } from "../../src/core/task.ts";
 import { summaryOf } from "../../src/core/task-summary.ts";
 import { defineDurableStoreTests } from "./durable-store-tests.ts";
+import { defineSharedFileTests } from "./shared-file-tests.ts";
 import { inWorkspace, type MakeStore, type TestApi } from "./suite-support.ts";
 import { fullTask, notification, runningTask, withoutUndefined } from "./task-fixtures.ts";
 
@@ -246,6 +247,7 @@ export function defineTaskStoreSuite(
     });
 
     if (durable) defineDurableStoreTests(makeStore, { describe, it });
+    if (durable) defineSharedFileTests(makeStore, { describe, it });
   });
 }
 
