@@ -16,7 +16,7 @@ export type RetentionDeps = {
 
 /**
  * Purges now and then every `everyMs` for as long as OpenCode runs, not only at start. The timer
- * never keeps the process alive; a purge that fails is reported and tried again next time.
+ * never keeps the process alive; a purge that fails is reported and tried again at the next interval.
  */
 export function startRetention({ purge, retentionMs, clock, onError, everyMs = PURGE_EVERY_MS }: RetentionDeps): { stop(): void } {
   let timer: unknown;
@@ -25,7 +25,7 @@ export function startRetention({ purge, retentionMs, clock, onError, everyMs = P
     try {
       purge(clock.now() - retentionMs);
     } catch (error) {
-      onError("Could not remove old background tasks; trying again later", error);
+      onError("Removing old background tasks failed; they are kept until the next try, in an hour", error);
     }
     if (stopped) return;
     timer = clock.setTimeout(run, everyMs);

@@ -32,7 +32,7 @@ test("a purge that throws is reported and tried again at the next hour", async (
     return 0;
   };
   const retention = startRetention({ purge, retentionMs: DAY, clock, onError: (message, error) => errors.push(`${message}: ${(error as Error).message}`) });
-  assert.deepEqual(errors, ["Could not remove old background tasks; trying again later: SQLITE_BUSY"]);
+  assert.deepEqual(errors, ["Removing old background tasks failed; they are kept until the next try, in an hour: SQLITE_BUSY"]);
   await clock.advance(HOUR);
   assert.equal(calls, 2);
   assert.equal(errors.length, 1);
