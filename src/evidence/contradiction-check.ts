@@ -5,7 +5,8 @@ const CLAIM = /\b(wrote|written|created|saved|generated|produced)\b/i;
 const HEDGE = /\b(not|never|unable|cannot|can't|couldn't|didn't|wasn't|failed|without|will|would|should|could|might|going to|need to|please|if|instead of)\b|\?/i;
 const FILE = /(?:^|[\s`'"(*])((?:[\w.-]+\/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7})(?=$|[\s`'"),:;!?*]|\.(?:\s|$))/g;
 const TESTS_PASS = /\b(?:tests?|test suite|specs?)\b[^.!?\n]{0,40}\b(?:pass(?:es|ed|ing)?|succeed(?:s|ed)?|green)\b/i;
-const TEST_COMMAND = /\b(test|tests|jest|vitest|pytest|mocha|ava|rspec|phpunit|ctest|tox)\b/i;
+// A test runner, not the shell's own `test -f x`.
+const TEST_COMMAND = /\b(?:npm|pnpm|yarn|bun|npx)\s+(?:run\s+)?test\b|\b(?:jest|vitest|pytest|mocha|rspec|phpunit|ctest|tox)\b|\b(?:go|cargo|deno|make|dotnet|mix|gradle|mvn)\s+test\b|node\s+(?:[^|;&]*\s)?--test\b/i;
 
 /**
  * Only clear cases, because a false alarm is worse than silence: a sentence that plainly says a

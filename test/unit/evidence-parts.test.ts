@@ -97,5 +97,10 @@ describe("the contradiction matcher", () => {
     assert.equal(findContradictions("All tests pass.", [], fixed, none).length, 0);
     assert.equal(findContradictions("All tests pass.", [], [], none).length, 0);
     assert.equal(findContradictions("The tests do not pass yet.", [], failed, none).length, 0);
+    const shellTest = [{ callID: "c", command: "test -f out.txt", exitCode: 1, seq: 1 }];
+    assert.equal(findContradictions("All tests pass.", [], shellTest, none).length, 0, "the shell's test is not a test run");
+    for (const runner of ["pnpm run test", "npx vitest run", "go test ./...", "node --import tsx --test x.test.ts", "python -m pytest -q"]) {
+      assert.equal(findContradictions("All tests pass.", [], [{ callID: "d", command: runner, exitCode: 1, seq: 1 }], none).length, 1, runner);
+    }
   });
 });
