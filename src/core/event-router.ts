@@ -2,6 +2,8 @@ import type { HostEvent } from "../host/host.ts";
 import { isSettled, type ModelRef } from "./task.ts";
 import type { TaskSummary } from "./task-summary.ts";
 import { UNSETTLED, type TaskLifecycle } from "./task-lifecycle.ts";
+import type { CoreContext } from "./core-context.ts";
+import type { ParentNotifier } from "./parent-notifier.ts";
 
 export type RouterConfig = { idleEvents: boolean; cancelChildrenOnParentAbort: boolean };
 
@@ -11,7 +13,7 @@ export type RouterConfig = { idleEvents: boolean; cancelChildrenOnParentAbort: b
  * Events of sessions the plugin does not know cost a map lookup and nothing else.
  */
 export class EventRouter {
-  constructor(private life: TaskLifecycle, private config: RouterConfig) {}
+  constructor(private ctx: CoreContext, private life: TaskLifecycle, private notifier: ParentNotifier, private config: RouterConfig) {}
 
   handle(event: HostEvent): void {
     this.trackParentActivity(event);
@@ -24,16 +26,17 @@ export class EventRouter {
   }
 
   private trackParentActivity(event: HostEvent): void {
-    const { notifier } = this.life;
+    const notifier = this.notifier;
     if (event.type === "status") notifier.setActivity(event.sessionID, event.status);
     if (event.type === "idle") notifier.setActivity(event.sessionID, "idle");
     if (event.type === "idle" || (event.type === "status" && event.status === "idle")) {
-      this.life.detach(`Could not notify parent session ${event.sessionID}`, notifier.deliver(event.sessionID));
+      this.ctx.log.detach(`Could not notify parent session ${event.sessionID}`, notifier.deliver(event.sessionID));
     }
   }
 
   private onChildEvent(event: HostEvent): void {
-    const { progress, answers, clock } = this.life;
+    const { progress, answers } = this.life;
+    const { clock } = this.ctx;
     const id = event.sessionID;
     const now = clock.now();
     if (event.type === "tool") {
@@ -44,7 +47,7 @@ export class EventRouter {
     if (event.type === "status") progress.setRetry(id, event.status === "retry" ? event.retry : undefined);
     if (event.type === "permission") this.onPermissionAsked(id, event.title);
     if (event.type === "permission-replied") progress.setPermission(id, undefined);
-    if (event.type === "idle" && this.config.idleEvents) this.life.detach(`Could not check task ${id}`, this.life.checkCompletion(id, true));
+    if (event.type === "idle" && this.config.idleEvents) this.ctx.log.detach(`Could not check task ${id}`, this.life.checkCompletion(id, true));
     if (event.type === "error") this.onChildError(id, event.name, event.message);
   }
 
@@ -54,7 +57,7 @@ export class EventRouter {
    * parent back.
    */
   private followParentModel(parentID: string, agent: string, model: ModelRef): void {
-    const { store } = this.life;
+    const { store } = this.ctx;
     const pending = new Set(store.pendingNotifications(parentID).map((n) => n.taskId));
     const tasks = store.list({ parentSessionID: parentID, includeCleared: true })
       .filter((t) => !isSettled(t.status) || pending.has(t.id));
@@ -73,36 +76,37 @@ export class EventRouter {
 
   private onPermissionAsked(taskId: string, title: string): void {
     this.life.progress.setPermission(taskId, title);
-    const task = this.life.store.get(taskId);
+    const task = this.ctx.store.get(taskId);
     if (!task) return;
-    void this.life.host
+    void this.ctx.host
       .toast({ title: "Background task needs permission", message: `"${task.description}" (${task.id}) is waiting for: ${title}`, variant: "warning" })
-      .catch((error) => this.life.logError("Could not show a toast", error));
+      .catch((error) => this.ctx.log.error("Could not show a toast", error));
   }
 
   private onParentAborted(sessionID: string): void {
     if (!this.config.cancelChildrenOnParentAbort) return;
-    const children = this.life.store.list({ parentSessionID: sessionID, statuses: UNSETTLED, includeCleared: true });
+    const children = this.ctx.store.list({ parentSessionID: sessionID, statuses: UNSETTLED, includeCleared: true });
     for (const child of queuedFirst(children)) {
-      this.life.detach(`Could not cancel task ${child.id}`, this.life.cancel(child, "The parent session was aborted (cancelChildrenOnParentAbort)."));
+      this.ctx.log.detach(`Could not cancel task ${child.id}`, this.life.cancel(child, "The parent session was aborted (cancelChildrenOnParentAbort)."));
     }
   }
 
   private onSessionDeleted(sessionID: string): void {
-    const { store, clock } = this.life;
+    const { store, clock } = this.ctx;
     if (this.life.progress.isTracked(sessionID)) this.life.settle(sessionID, "error", { error: "The child session was deleted." });
     const children = store.list({ parentSessionID: sessionID, includeCleared: true });
     if (children.length === 0) return;
     for (const child of queuedFirst(children)) {
-      if (!isSettled(child.status)) this.life.detach(`Could not cancel task ${child.id}`, this.life.cancel(child, "The parent session was deleted."));
+      if (!isSettled(child.status)) this.ctx.log.detach(`Could not cancel task ${child.id}`, this.life.cancel(child, "The parent session was deleted."));
     }
     for (const notification of store.pendingNotifications(sessionID)) store.markDelivered(notification.id, clock.now());
     for (const child of children) store.remove(child.id);
-    this.life.notifier.forget(sessionID);
+    this.notifier.forget(sessionID);
   }
 
   private saveProgress(taskId: string): void {
-    const { store, progress } = this.life;
+    const { store } = this.ctx;
+    const { progress } = this.life;
     const task = store.get(taskId);
     const live = progress.get(taskId);
     if (!task || !live || isSettled(task.status)) return;

@@ -3,6 +3,10 @@ import type { Task } from "./task.ts";
 import { isSettled } from "./task.ts";
 import { judgeCompletion } from "./completion-check.ts";
 import { RECENT_MESSAGES, type TaskLifecycle } from "./task-lifecycle.ts";
+import type { CoreContext } from "./core-context.ts";
+import type { ParentNotifier } from "./parent-notifier.ts";
+
+type Parts = { ctx: CoreContext; life: TaskLifecycle; notifier: ParentNotifier };
 
 export const CONTINUE_PROMPT =
   "OpenCode was restarted while you were working on this task. Continue where you left off and finish the task.";
@@ -13,45 +17,48 @@ export const CONTINUE_PROMPT =
  * stopped mid-run is told to continue or failed, by `onInterrupted`. Queued tasks simply stay
  * queued for the scheduler.
  */
-export async function recoverTasks(life: TaskLifecycle, onInterrupted: "resume" | "fail"): Promise<void> {
+export async function recoverTasks(parts: Parts, onInterrupted: "resume" | "fail"): Promise<void> {
+  const { ctx, life } = parts;
   const active = life.activeTasks();
   if (active.length === 0) return;
-  const statuses = await life.host.statuses();
+  const statuses = await ctx.host.statuses();
   for (const task of active) {
     if (statuses[task.id]) continue;
     // One task's failure (the host or the store) must not leave the others unrecovered.
-    await recoverTask(life, task, onInterrupted).catch((error) => life.logError(`Could not recover task ${task.id}; polling will retry`, error));
+    await recoverTask(parts, task, onInterrupted).catch((error) => ctx.log.error(`Could not recover task ${task.id}; polling will retry`, error));
   }
 }
 
-async function recoverTask(life: TaskLifecycle, task: Task, onInterrupted: "resume" | "fail"): Promise<void> {
-  if (!(await life.host.sessionExists(task.id))) {
+async function recoverTask(parts: Parts, task: Task, onInterrupted: "resume" | "fail"): Promise<void> {
+  const { ctx, life } = parts;
+  if (!(await ctx.host.sessionExists(task.id))) {
     life.settle(task.id, "error", { error: "The child session no longer exists; it was lost while OpenCode was not running." });
     return;
   }
-  const recent = await life.host.recentMessages(task.id, RECENT_MESSAGES);
+  const recent = await ctx.host.recentMessages(task.id, RECENT_MESSAGES);
   const verdict = judgeCompletion(task, recent);
   if (verdict.kind === "completed") life.settle(task.id, "completed", { result: verdict.result });
   else if (verdict.kind === "error") life.settle(task.id, "error", { error: verdict.error });
-  else if (!isFreshPrompt(task, recent, life.clock.now())) await handleInterrupted(life, task, onInterrupted);
+  else if (!isFreshPrompt(task, recent, ctx.clock.now())) await handleInterrupted(parts, task, onInterrupted);
 }
 
-async function handleInterrupted(life: TaskLifecycle, task: Task, onInterrupted: "resume" | "fail"): Promise<void> {
+async function handleInterrupted(parts: Parts, task: Task, onInterrupted: "resume" | "fail"): Promise<void> {
+  const { ctx, life, notifier } = parts;
   if (onInterrupted === "fail") {
     life.settle(task.id, "error", { error: 'Interrupted: OpenCode stopped while the task was running (onInterrupted is "fail").' });
     return;
   }
-  const claimed = claimContinue(life, task);
+  const claimed = claimContinue(parts, task);
   if (!claimed) return;
   life.progress.release(task.id);
   life.progress.track(task.id, claimed.progress);
-  life.detach(`Could not notify parent session ${claimed.parentSessionID}`, life.notifier.deliver(claimed.parentSessionID));
-  await life.sendPrompt(claimed, CONTINUE_PROMPT).catch((error) => life.logError(`Could not resume interrupted task ${task.id}`, error));
+  ctx.log.detach(`Could not notify parent session ${claimed.parentSessionID}`, notifier.deliver(claimed.parentSessionID));
+  await life.sendPrompt(claimed, CONTINUE_PROMPT).catch((error) => ctx.log.error(`Could not resume interrupted task ${task.id}`, error));
 }
 
 /** Marks the task as told to continue, once even with two plugin instances, and queues a note for its parent. */
-function claimContinue(life: TaskLifecycle, task: Task): Task | undefined {
-  const { store, clock, notifier } = life;
+function claimContinue({ ctx, notifier }: Parts, task: Task): Task | undefined {
+  const { store, clock } = ctx;
   return store.transaction(() => {
     const current = store.get(task.id);
     if (!current || current.promptedAt !== task.promptedAt || isSettled(current.status)) return undefined;

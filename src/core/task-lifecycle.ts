@@ -7,8 +7,9 @@ import { TaskError, errorMessage } from "./errors.ts";
 import { judgeCompletion, type CompletionVerdict } from "./completion-check.ts";
 import { ProgressTracker } from "./progress-tracker.ts";
 import { AnswerTracker } from "./answer-tracker.ts";
-import { SettleWaiters } from "./settle-waiters.ts";
-import { ParentNotifier } from "./parent-notifier.ts";
+import type { ParentNotifier } from "./parent-notifier.ts";
+import type { CoreContext } from "./core-context.ts";
+import { SettleEvents } from "./settle-events.ts";
 import type { RunEndDecision, TaskHooks } from "./task-hooks.ts";
 
 export const ACTIVE: TaskStatus[] = ["running", "resumed"];
@@ -18,35 +19,25 @@ export const UNSETTLED: TaskStatus[] = ["queued", ...ACTIVE];
 export const RECENT_MESSAGES = 6;
 
 /**
- * The shared state of the task core and the moves every part of it makes: settling a task (the
- * one place a task ends), prompting a child, judging completion. The manager, the scheduler, the
- * watcher and the event router all work through it.
+ * How a task's run goes, from the first prompt to its one settle: prompting the child, judging
+ * whether its run is over, and settling it (the only place a task ends). It owns the live state
+ * of running children (progress, answers). Other parts hear settles through `events`; the host,
+ * store and clock come from the manager's CoreContext, which each part is given explicitly.
  */
 export class TaskLifecycle {
   readonly progress = new ProgressTracker();
   readonly answers = new AnswerTracker();
-  readonly waiters: SettleWaiters;
-  readonly notifier: ParentNotifier;
-  /** Called after every settle, once it is committed (frees a concurrency slot). */
-  onSettled: () => void = () => {};
-  /** Called inside every settle's transaction, after the task row is saved (TaskManager.onSettle). */
-  readonly settleListeners: ((task: Task) => void)[] = [];
+  readonly events: SettleEvents;
   /** Evidence, expectations and milestones hook in here (see TaskHooks). */
   hooks: TaskHooks = {};
   private checking = new Set<string>();
 
   constructor(
-    readonly host: Host,
-    readonly store: TaskStore,
-    readonly clock: Clock,
-    resultCapChars: number,
+    private ctx: CoreContext,
+    /** Records the parent's notification inside the settle, and notes (`recordNote`) for layers above. */
+    readonly notifier: ParentNotifier,
   ) {
-    this.waiters = new SettleWaiters(clock);
-    this.notifier = new ParentNotifier({
-      host, store, clock,
-      resultCap: resultCapChars,
-      onError: (message, error) => this.logError(message, error),
-    });
+    this.events = new SettleEvents(ctx);
     try {
       this.trackActive();
     } catch (error) {
@@ -54,9 +45,27 @@ export class TaskLifecycle {
     }
   }
 
+  /** For the layers above the core (evidence); the core's own parts are given the context. */
+  get host(): Host {
+    return this.ctx.host;
+  }
+
+  get store(): TaskStore {
+    return this.ctx.store;
+  }
+
+  get clock(): Clock {
+    return this.ctx.clock;
+  }
+
   /** Follows the progress of every running task (idempotent). */
   trackActive(): void {
     for (const task of this.activeTasks()) this.progress.track(task.id, task.progress);
+  }
+
+  /** Tasks whose live progress is followed, counted twice when answers are followed too. */
+  trackedCount(): number {
+    return this.progress.size() + this.answers.size();
   }
 
   /**
@@ -77,35 +86,19 @@ export class TaskLifecycle {
         const siblingsBusy = this.store.list({ parentSessionID: task.parentSessionID, statuses: UNSETTLED, includeCleared: true }).length > 0;
         this.notifier.record(task, to === "error" || (to === "completed" && !siblingsBusy));
       }
-      this.tellSettleListeners(task);
+      this.events.emitSettling(task);
       return task;
     });
     if (!settled) return false;
     this.progress.release(taskId);
     this.answers.release(taskId);
-    this.waiters.notifySettled(taskId);
-    this.detach(`Could not notify parent session ${settled.parentSessionID}`, this.notifier.deliver(settled.parentSessionID));
-    this.detach("Could not start queued background tasks", Promise.resolve().then(() => this.onSettled()));
+    this.events.emitSettled(settled);
     return true;
   }
 
-  /**
-   * Lets work go on in the background with nothing awaiting it: a failure is logged through the
-   * host, never left as an unhandled rejection inside OpenCode.
-   */
+  /** Work left running with nothing awaiting it: a failure is logged, never an unhandled rejection. */
   detach(what: string, work: Promise<unknown>): void {
-    work.catch((error) => this.logError(what, error));
-  }
-
-  private tellSettleListeners(task: Task): void {
-    for (const listener of this.settleListeners) {
-      try {
-        // Nested: a listener that throws halfway leaves none of its writes behind.
-        this.store.transaction(() => listener(structuredClone(task)));
-      } catch (error) {
-        this.logError(`A settle listener failed for task ${task.id}; the settle stands`, error);
-      }
-    }
+    this.ctx.log.detach(what, work);
   }
 
   async cancel(task: TaskSummary, reason?: string): Promise<boolean> {
@@ -197,15 +190,6 @@ export class TaskLifecycle {
   }
 
   logError(message: string, error: unknown): void {
-    this.log("error", message, { error: errorMessage(error) });
-  }
-
-  log(level: "info" | "error", message: string, extra: Record<string, unknown>): void {
-    // If logging itself fails there is nowhere left to report it; the host must not see a throw.
-    try {
-      this.host.log(level, message, extra).catch(() => undefined);
-    } catch {
-      // a host whose log throws synchronously: same as above
-    }
+    this.ctx.log.error(message, error);
   }
 }

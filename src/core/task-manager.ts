@@ -4,7 +4,9 @@ import type { TaskStore } from "./task-store.ts";
 import { isSettled, transition, type ModelRef, type Task, type TaskStatus } from "./task.ts";
 import type { TaskSummary } from "./task-summary.ts";
 import { TaskError, errorMessage } from "./errors.ts";
-import type { WaitOutcome } from "./settle-waiters.ts";
+import { SettleWaiters, type WaitOutcome } from "./settle-waiters.ts";
+import { ParentNotifier } from "./parent-notifier.ts";
+import { CoreLog, type CoreContext } from "./core-context.ts";
 import { Poller } from "./poller.ts";
 import { lookupTasks } from "./task-ids.ts";
 import { recoverTasks } from "./recovery.ts";
@@ -62,34 +64,46 @@ function refuseResume(task: Task): void {
 
 /** What the tools call: launch, resume, cancel, wait, list, clear. */
 export class TaskManager {
+  /** The run of each task and its one settle; layers above the core hook in through it (evidence). */
   readonly life: TaskLifecycle;
+  private ctx: CoreContext;
+  private notifier: ParentNotifier;
+  private waiters: SettleWaiters;
   private scheduler: TaskScheduler;
   private watch: TaskWatch;
   private router: EventRouter;
   private poller: Poller;
-
   private health: StoreHealth;
   private disposed = false;
 
-  /** Never throws: a store that fails now is logged, and `start` and the poll retry. */
+  /**
+   * Owns the shared context and every part, and hands each part what it uses. Parts that react to
+   * settles subscribe to `life.events` (nothing is set after construction). Never throws: a store
+   * that fails now is logged, and `start` and the poll retry.
+   */
   constructor(host: Host, store: TaskStore, clock: Clock, private config: ManagerConfig, private forks?: ForkSupport) {
     this.health = new StoreHealth(clock);
-    this.life = new TaskLifecycle(host, this.health.watch(store), clock, config.resultCapChars);
-    this.scheduler = new TaskScheduler(this.life, config, (task) => this.firstPrompt(task));
-    this.watch = new TaskWatch(this.life, config);
-    this.router = new EventRouter(this.life, config);
+    const ctx: CoreContext = { host, store: this.health.watch(store), clock, log: new CoreLog(host) };
+    this.ctx = ctx;
+    this.notifier = new ParentNotifier({ host, store: ctx.store, clock, resultCap: config.resultCapChars, onError: (m, e) => ctx.log.error(m, e) });
+    this.waiters = new SettleWaiters(clock);
+    this.life = new TaskLifecycle(ctx, this.notifier);
+    this.life.events.on("settled", (task) => this.waiters.notifySettled(task.id));
+    this.life.events.on("settled", (task) => this.notifier.deliver(task.parentSessionID));
+    this.scheduler = new TaskScheduler(ctx, this.life, config, (task) => this.firstPrompt(task));
+    this.watch = new TaskWatch(ctx, this.life, this.notifier, config);
+    this.router = new EventRouter(ctx, this.life, this.notifier, config);
     this.poller = new Poller(clock, config.pollIntervalMs, () => this.poll(), () => this.hasWork(), () => this.logIdle(),
-      (message, error) => this.life.logError(message, error));
-    this.life.onSettled = () => void this.scheduler.startQueued();
+      (message, error) => ctx.log.error(message, error));
   }
 
   /** Reconciles tasks left by an earlier process, starts queued ones, then polls (and delivers the outbox). */
   async start(): Promise<void> {
     try {
       this.life.trackActive();
-      await recoverTasks(this.life, this.config.onInterrupted);
+      await recoverTasks({ ctx: this.ctx, life: this.life, notifier: this.notifier }, this.config.onInterrupted);
     } catch (error) {
-      this.life.logError("Recovering background tasks after a restart failed; polling will retry", error);
+      this.ctx.log.error("Recovering background tasks after a restart failed; polling will retry", error);
     }
     await this.scheduler.startQueued();
     this.poller.ensureRunning();
@@ -109,8 +123,8 @@ export class TaskManager {
     const title = `${input.description} (@${input.agent} background)`;
     const id = input.fork
       ? await this.requireForks().fork({ ...input, title })
-      : (await this.life.host.createSession({ parentID: input.parentSessionID, title })).id;
-    const now = this.life.clock.now();
+      : (await this.ctx.host.createSession({ parentID: input.parentSessionID, title })).id;
+    const now = this.ctx.clock.now();
     const task: Task = {
       id, parentSessionID: input.parentSessionID, batchId: input.parentMessageID,
       description: input.description, prompt: input.prompt, agent: input.agent, model,
@@ -118,7 +132,7 @@ export class TaskManager {
       isForked: Boolean(input.fork), resumeCount: 0, ...(input.notify === false ? { notify: false } : {}),
       progress: { toolCalls: 0, lastTools: [], lastActivityAt: now }, createdAt: now, promptedAt: now,
     };
-    const { store } = this.life;
+    const { store } = this.ctx;
     // Saved and given a slot in one transaction: "queued" is said only when the task really waits.
     const claimed = store.transaction(() => {
       store.save(task);
@@ -126,7 +140,7 @@ export class TaskManager {
       this.life.callHook("launched", () => this.life.hooks.launched?.(task, input.extras));
       return this.scheduler.claimFitting();
     });
-    this.life.notifier.setActivity(input.parentSessionID, "busy");
+    this.notifier.setActivity(input.parentSessionID, "busy");
     const mine = claimed.find((t) => t.id === id);
     void this.scheduler.startAll(claimed.filter((t) => t !== mine));
     this.poller.ensureRunning();
@@ -142,10 +156,10 @@ export class TaskManager {
   async resume(taskId: string, prompt: string, parentAgent: string, parentModel?: ModelRef): Promise<Task> {
     const found = this.requireOne(taskId);
     refuseResume(found);
-    if (!(await this.life.host.sessionExists(found.id))) {
+    if (!(await this.ctx.host.sessionExists(found.id))) {
       throw new TaskError(`Task ${found.id}'s session no longer exists, so it cannot be resumed. Start a new background_task with the context it needs.`);
     }
-    const { store, clock } = this.life;
+    const { store, clock } = this.ctx;
     // Checked again and claimed in one transaction: two resumes in one response never both pass.
     const task = store.transaction(() => {
       const current = store.get(found.id);
@@ -160,7 +174,7 @@ export class TaskManager {
       return current;
     });
     this.life.progress.track(task.id, task.progress);
-    this.life.notifier.setActivity(task.parentSessionID, "busy");
+    this.notifier.setActivity(task.parentSessionID, "busy");
     this.poller.ensureRunning();
     await this.life.sendPrompt(task, prompt, { notify: false });
     return store.get(task.id) ?? task;
@@ -172,7 +186,7 @@ export class TaskManager {
    * listener that throws is logged; the settle goes on.
    */
   onSettle(listener: (task: Task) => void): void {
-    this.life.settleListeners.push(listener);
+    this.life.events.on("settling", listener);
   }
 
   /**
@@ -181,9 +195,9 @@ export class TaskManager {
    * `onSettle` listener: delivery is only attempted after the current synchronous work is done.
    */
   enqueueNotification(input: NotificationInput): void {
-    this.life.store.enqueueNotification({ ...input, createdAt: this.life.clock.now() });
+    this.ctx.store.enqueueNotification({ ...input, createdAt: this.ctx.clock.now() });
     queueMicrotask(() => {
-      this.life.detach(`Could not notify parent session ${input.parentSessionID}`, this.life.notifier.deliver(input.parentSessionID));
+      this.ctx.log.detach(`Could not notify parent session ${input.parentSessionID}`, this.notifier.deliver(input.parentSessionID));
       this.poller.ensureRunning();
     });
   }
@@ -194,7 +208,8 @@ export class TaskManager {
 
   /** Waits until every task settles, the timeout passes or the signal aborts. */
   async waitFor(tasks: TaskSummary[], timeoutMs: number, signal?: AbortSignal): Promise<WaitOutcome> {
-    const { clock, waiters, store } = this.life;
+    const { clock, store } = this.ctx;
+    const waiters = this.waiters;
     const deadline = clock.now() + timeoutMs;
     for (const task of tasks) {
       const settled = () => {
@@ -208,7 +223,7 @@ export class TaskManager {
   }
 
   markRetrieved(task: TaskSummary): void {
-    const { store, clock } = this.life;
+    const { store, clock } = this.ctx;
     if (!isSettled(task.status) || task.retrievedAt !== undefined) return;
     const stored = store.get(task.id);
     if (!stored) return;
@@ -219,7 +234,7 @@ export class TaskManager {
 
   /** Hides the parent's settled tasks from its list; returns how many were hidden and which still run. */
   clear(parentSessionID: string): { cleared: number; running: TaskSummary[] } {
-    const { store, clock } = this.life;
+    const { store, clock } = this.ctx;
     const tasks = store.list({ parentSessionID });
     const settled = tasks.filter((t) => isSettled(t.status));
     const now = clock.now();
@@ -235,15 +250,15 @@ export class TaskManager {
   }
 
   get(id: string): Task | undefined {
-    return this.life.store.get(id);
+    return this.ctx.store.get(id);
   }
 
   lookup(id: string) {
-    return lookupTasks(id, this.life.store.list({ includeCleared: true }));
+    return lookupTasks(id, this.ctx.store.list({ includeCleared: true }));
   }
 
   listForParent(parentSessionID: string, status?: TaskStatus): TaskSummary[] {
-    return this.life.store.list({ parentSessionID, statuses: status ? [status] : undefined }).map((t) => this.withLiveProgress(t));
+    return this.ctx.store.list({ parentSessionID, statuses: status ? [status] : undefined }).map((t) => this.withLiveProgress(t));
   }
 
   withLiveProgress<T extends TaskSummary>(task: T): T {
@@ -256,7 +271,7 @@ export class TaskManager {
     try {
       this.router.handle(event);
     } catch (error) {
-      this.life.logError(`Handling a ${event.type} event of session ${event.sessionID} failed`, error);
+      this.ctx.log.error(`Handling a ${event.type} event of session ${event.sessionID} failed`, error);
     }
   }
 
@@ -268,36 +283,34 @@ export class TaskManager {
 
   /** Timers, listeners and per-task entries still held; all zero when nothing runs or waits. */
   debugCounts() {
-    const { progress, answers, waiters, notifier } = this.life;
     return {
       pollTimer: this.poller.isRunning() ? 1 : 0,
-      waiters: waiters.size(),
-      trackedTasks: progress.size() + answers.size(),
-      rememberedSessions: notifier.size(),
+      waiters: this.waiters.size(),
+      trackedTasks: this.life.trackedCount(),
+      rememberedSessions: this.notifier.size(),
     };
   }
 
   /** Logged each time the last task settles and the outbox is empty: every count should be zero. */
   private logIdle(): void {
-    this.life.log("info", "background tasks idle", { ...this.debugCounts() });
+    this.ctx.log.info("background tasks idle", { ...this.debugCounts() });
   }
 
   /** Stops every timer (the poll, blocked background_output waits) and ignores further events. */
   dispose(): void {
     this.disposed = true;
     this.poller.stop();
-    this.life.waiters.abortAll();
+    this.waiters.abortAll();
   }
 
   private hasWork(): boolean {
-    const { store, notifier } = this.life;
-    return store.list({ statuses: UNSETTLED, includeCleared: true }).length > 0 || notifier.waitingParents().length > 0;
+    return this.ctx.store.list({ statuses: UNSETTLED, includeCleared: true }).length > 0 || this.notifier.waitingParents().length > 0;
   }
 
   /** How many background levels deep a session is: 0 for a session that is not a task's child. */
   private depthOf(sessionID: string): number {
     let depth = 0;
-    for (let task = this.life.store.get(sessionID); task && depth <= this.config.maxDepth; task = this.life.store.get(task.parentSessionID)) depth++;
+    for (let task = this.ctx.store.get(sessionID); task && depth <= this.config.maxDepth; task = this.ctx.store.get(task.parentSessionID)) depth++;
     return depth;
   }
 
@@ -307,7 +320,7 @@ export class TaskManager {
 
   /** The agent's own model, else the parent's; an explicit launch model (`overrides`) wins over both. */
   private async childModel(agentName: string, parentModel: ModelRef | undefined, overrides: boolean): Promise<ModelRef> {
-    const agents = await this.life.host.agents();
+    const agents = await this.ctx.host.agents();
     const agent = agents.find((a) => a.name === agentName);
     if (!agent) throw new TaskError(`Unknown agent "${agentName}". Available agents: ${agents.map((a) => a.name).join(", ")}.`);
     const model = overrides ? parentModel : agent.model ?? parentModel;
@@ -324,7 +337,7 @@ export class TaskManager {
     const found = this.lookup(taskId);
     if (found.kind !== "tasks") throw new TaskError(found.message);
     if (found.batchId) throw new TaskError(`"${taskId}" names a batch; resume takes one task id.`);
-    const task = this.life.store.get(found.tasks[0].id);
+    const task = this.ctx.store.get(found.tasks[0].id);
     if (!task) throw new TaskError(`Task ${found.tasks[0].id} no longer exists.`);
     return task;
   }

@@ -3,6 +3,7 @@ import type { TaskSummary } from "./task-summary.ts";
 import { transition } from "./task.ts";
 import { errorMessage } from "./errors.ts";
 import type { TaskLifecycle } from "./task-lifecycle.ts";
+import type { CoreContext } from "./core-context.ts";
 
 export type ConcurrencyLimits = { maxConcurrentPerModel: number; maxConcurrentTotal: number };
 
@@ -19,18 +20,21 @@ const modelKey = (task: TaskSummary) => `${task.model.providerID}/${task.model.m
  */
 export class TaskScheduler {
   constructor(
+    private ctx: CoreContext,
     private life: TaskLifecycle,
     private limits: ConcurrencyLimits,
     private firstPrompt: FirstPrompt,
-  ) {}
+  ) {
+    life.events.on("settled", () => this.startQueued()); // a settle frees a slot
+  }
 
   /** Starts what fits now. Safe to call at any time, from anywhere; never rejects. */
   async startQueued(): Promise<void> {
     try {
-      const claimed = this.life.store.transaction(() => this.claimFitting());
+      const claimed = this.ctx.store.transaction(() => this.claimFitting());
       await this.startAll(claimed);
     } catch (error) {
-      this.life.logError("Could not start queued background tasks; the next poll retries", error);
+      this.ctx.log.error("Could not start queued background tasks; the next poll retries", error);
     }
   }
 
@@ -39,7 +43,7 @@ export class TaskScheduler {
    * first, and returns them. The caller then starts them (`start` / `startAll`).
    */
   claimFitting(): Task[] {
-    const { store, clock } = this.life;
+    const { store, clock } = this.ctx;
     const running = this.life.activeTasks();
     const perModel = new Map<string, number>();
     for (const task of running) perModel.set(modelKey(task), (perModel.get(modelKey(task)) ?? 0) + 1);
@@ -77,7 +81,7 @@ export class TaskScheduler {
   async start(task: Task, { notify = true } = {}): Promise<void> {
     this.life.progress.track(task.id, task.progress);
     try {
-      await this.life.host.prompt({ sessionID: task.id, text: await this.firstPrompt(task), agent: task.agent, model: task.model });
+      await this.ctx.host.prompt({ sessionID: task.id, text: await this.firstPrompt(task), agent: task.agent, model: task.model });
       this.life.callHook("started", () => this.life.hooks.started?.(task));
     } catch (error) {
       this.life.settleSafely(task.id, "error", { error: `Could not start: ${errorMessage(error)}` }, { notify });

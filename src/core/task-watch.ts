@@ -1,6 +1,8 @@
 import type { Task } from "./task.ts";
 import { formatDuration } from "./format-duration.ts";
 import type { TaskLifecycle } from "./task-lifecycle.ts";
+import type { CoreContext } from "./core-context.ts";
+import type { ParentNotifier } from "./parent-notifier.ts";
 
 export type WatchLimits = { staleAfterMinutes: number; maxRunSeconds: number };
 
@@ -10,12 +12,13 @@ export type WatchLimits = { staleAfterMinutes: number; maxRunSeconds: number };
  * missed are checked, and tasks past their time limit or stuck without activity are stopped.
  */
 export class TaskWatch {
-  constructor(private life: TaskLifecycle, private limits: WatchLimits) {}
+  constructor(private ctx: CoreContext, private life: TaskLifecycle, private notifier: ParentNotifier, private limits: WatchLimits) {}
 
   async poll(): Promise<void> {
-    const { host, notifier } = this.life;
+    const { host, clock, log } = this.ctx;
+    const notifier = this.notifier;
     try {
-      const askedAt = this.life.clock.now();
+      const askedAt = clock.now();
       const statuses = await host.statuses();
       const active = this.life.activeTasks();
       const waiting = notifier.waitingParents();
@@ -24,13 +27,13 @@ export class TaskWatch {
       await Promise.all(active.filter((t) => !statuses[t.id]).map((t) => this.life.checkCompletion(t.id, true)));
       await Promise.all(this.life.activeTasks().map((t) => this.enforceLimits(t)));
     } catch (error) {
-      this.life.logError("Background task poll failed", error);
+      log.error("Background task poll failed", error);
     }
   }
 
   private async enforceLimits(task: Task): Promise<void> {
     try {
-      const now = this.life.clock.now();
+      const now = this.ctx.clock.now();
       const maxRunMs = this.limits.maxRunSeconds * 1000;
       if (now - task.promptedAt >= maxRunMs) {
         await this.stop(task, `Timed out after ${formatDuration(maxRunMs)} (maxRunSeconds is ${this.limits.maxRunSeconds}).`);
@@ -39,7 +42,7 @@ export class TaskWatch {
         await this.stop(task, `No activity for ${minutes} minute${minutes === 1 ? "" : "s"}: the task was stopped as stuck.`);
       }
     } catch (error) {
-      this.life.logError(`Could not check the limits of task ${task.id}`, error);
+      this.ctx.log.error(`Could not check the limits of task ${task.id}`, error);
     }
   }
 
@@ -48,7 +51,7 @@ export class TaskWatch {
     const staleMs = this.limits.staleAfterMinutes * 60_000;
     const progress = this.life.progress.get(task.id) ?? task.progress;
     if (now - progress.lastActivityAt < staleMs) return false;
-    const last = (await this.life.host.recentMessages(task.id, 1)).at(-1);
+    const last = (await this.ctx.host.recentMessages(task.id, 1)).at(-1);
     const lastSeen = last ? Math.max(last.createdAt, last.completedAt ?? 0) : 0;
     if (now - lastSeen < staleMs) {
       this.life.progress.recordActivity(task.id, lastSeen);
@@ -59,6 +62,6 @@ export class TaskWatch {
 
   private async stop(task: Task, reason: string): Promise<void> {
     if (!this.life.settle(task.id, "error", { error: reason })) return;
-    await this.life.host.abort(task.id).catch((error) => this.life.logError(`Could not abort task ${task.id}`, error));
+    await this.ctx.host.abort(task.id).catch((error) => this.ctx.log.error(`Could not abort task ${task.id}`, error));
   }
 }
