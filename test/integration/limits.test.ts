@@ -5,6 +5,8 @@ import { defaultResponder, lastUserText, type MockRequest } from "../harness/moc
 import { TaskReader } from "../../src/store/task-reader.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const POLL_MS = 500;
+const STATS_MS = 200;
 const task = (description: string, prompt: string) => call("background_task", { description, prompt, agent: "general" });
 
 describe("limits and faults on the real host", () => {
@@ -35,8 +37,10 @@ describe("limits and faults on the real host", () => {
   before(async () => {
     stack = await startStack({
       responder,
-      pluginOptions: { maxConcurrentPerModel: 5, maxConcurrentTotal: 20, maxRunSeconds: 4, pollIntervalMs: 500 },
+      pluginOptions: { maxConcurrentPerModel: 5, maxConcurrentTotal: 20, maxRunSeconds: 4, pollIntervalMs: POLL_MS },
       config: { permission: { bash: "ask" } },
+      // The plugin logs its host call totals at this interval: the idle test reads them.
+      env: { OPENCODE_BACKGROUND_TASKS_STATS_MS: String(STATS_MS) },
     });
   });
   after(async () => {
@@ -112,13 +116,19 @@ describe("limits and faults on the real host", () => {
     await stack.say(parent, call("background_cancel", { task_id: id }));
   });
 
-  it("once everything settled the plugin holds no timers, waiters or per-task entries", async () => {
-    const log = await waitUntil(async () => {
-      const lines = (await stack.server.logFile()).split("\n").filter((l) => l.includes("background tasks idle"));
-      return lines.at(-1);
-    }, { timeoutMs: 20_000, what: "the idle log line" });
-    assert.match(log, /pollTimer=0/);
-    assert.match(log, /waiters=0/);
-    assert.match(log, /trackedTasks=0/);
+  it("once everything settled the plugin stops polling (no more host calls) and holds no waiters or per-task entries", async () => {
+    // The poll loop logs the idle line as it stops, so its pollTimer=0 holds by construction. That
+    // no poll timer is left shows in the host call totals: they stay put over three poll intervals.
+    const quiet = Math.ceil((3 * POLL_MS) / STATS_MS);
+    const idle = await waitUntil(() => {
+      const logs = stack.server.logs();
+      const at = logs.lastIndexOf("background tasks idle");
+      if (at < 0) return undefined;
+      const totals = [...logs.slice(at).matchAll(/background tasks host calls.* total=(\d+)/g)].map((m) => Number(m[1]));
+      const settled = totals.length > quiet && totals.at(-1) === totals.at(-1 - quiet);
+      return settled ? logs.slice(at).split("\n")[0] : undefined;
+    }, { timeoutMs: 30_000, intervalMs: STATS_MS, what: "an idle line followed by no host calls for three poll intervals" });
+    assert.match(idle, /waiters=0/);
+    assert.match(idle, /trackedTasks=0/);
   });
 });
