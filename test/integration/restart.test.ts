@@ -61,12 +61,14 @@ describe("restart and database faults on the real host", () => {
     void first.server.client.session.promptAsync({ path: { id: parent }, body: { agent: "build", model: MOCK_MODEL, parts: [{ type: "text", text: `SLOW 1500\n${line}` }] } });
     const id = await waitUntil(async () => taskIdsIn((await toolOutputs(first, parent, "background_task")).join("\n"))[0], { timeoutMs: 20_000, what: "launch" });
     await waitUntil(async () => (await first.messages(id)).some((m) => m.info.role === "assistant" && m.info.time?.completed), { what: "child done" });
+    // A fixed wait: a held notification leaves no event to await (it is only a row in the outbox).
     await new Promise((r) => setTimeout(r, 300));
     assert.equal((await first.notifications(parent)).length, 0, "held while the parent is busy");
 
     const second = await restart(first);
     await waitUntil(async () => (await second.notifications(parent)).some((n) => n.includes("held result")), { timeoutMs: 20_000, what: "held notification delivered" });
-    await new Promise((r) => setTimeout(r, 2500));
+    // Logged once no task is unsettled and the outbox is empty: nothing is left that could notify again.
+    await waitUntil(() => second.server.logs().includes("background tasks idle"), { timeoutMs: 20_000, what: "the plugin idle" });
     assert.equal((await second.notifications(parent)).filter((n) => n.includes("held result")).length, 1);
   });
 
