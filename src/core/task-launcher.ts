@@ -1,0 +1,153 @@
+import { transition, type ModelRef, type Task } from "./task.ts";
+import { TaskError, errorMessage } from "./errors.ts";
+import type { CoreContext } from "./core-context.ts";
+import type { ParentNotifier } from "./parent-notifier.ts";
+import type { TaskLifecycle } from "./task-lifecycle.ts";
+import type { FirstPrompt, TaskScheduler } from "./task-scheduler.ts";
+
+export type LaunchInput = {
+  parentSessionID: string;
+  parentMessageID: string;
+  parentAgent: string;
+  parentModel?: ModelRef;
+  description: string;
+  prompt: string;
+  agent: string;
+  /** Overrides the agent's own model and the parent's. */
+  model?: ModelRef;
+  /** Default true; false: the core enqueues no parent notification for this task's settles. */
+  notify?: boolean;
+  /** Data for the hooks (e.g. evidence expectations), passed to `hooks.launched` untouched. */
+  extras?: unknown;
+};
+
+/**
+ * Fork support, given to the manager so the core stays free of fork details: `fork` copies the
+ * parent into a new session; `firstPrompt` builds the child's first message (same text every time).
+ */
+export type ForkSupport = {
+  fork(input: LaunchInput & { title: string }): Promise<string>;
+  firstPrompt(sessionID: string, prompt: string): Promise<string>;
+};
+
+/** The text a task's child is first prompted with: a fork's carries its preamble. */
+export function firstPromptWith(forks: ForkSupport | undefined): FirstPrompt {
+  return (task) => (task.isForked ? requireForks(forks).firstPrompt(task.id, task.prompt) : Promise.resolve(task.prompt));
+}
+
+type LauncherParts = {
+  ctx: CoreContext;
+  life: TaskLifecycle;
+  notifier: ParentNotifier;
+  scheduler: TaskScheduler;
+  /** Called once a task may need polling (the manager's poller). */
+  polling: () => void;
+};
+
+/**
+ * Starts work: a new task (fresh or forked) and a resume of a completed one. Like a settle, each
+ * reads, checks and writes its task in one store transaction, so calls made at the same moment
+ * (OpenCode runs one response's tool calls concurrently) never both pass a check.
+ */
+export class TaskLauncher {
+  constructor(
+    private parts: LauncherParts,
+    private config: { maxDepth: number },
+    private forks?: ForkSupport,
+  ) {}
+
+  async launch(input: LaunchInput & { fork?: boolean }): Promise<Task> {
+    const { ctx, life, notifier, scheduler } = this.parts;
+    const depth = this.depthOf(input.parentSessionID) + 1;
+    if (depth > this.config.maxDepth) {
+      throw new TaskError(`This session is already ${depth - 1} level(s) deep in background tasks; the limit is ${this.config.maxDepth} (maxDepth). Do the work here instead of launching another task.`);
+    }
+    const model = await this.childModel(input.agent, input.model ?? input.parentModel, input.model !== undefined);
+    const title = `${input.description} (@${input.agent} background)`;
+    const id = input.fork
+      ? await requireForks(this.forks).fork({ ...input, title })
+      : (await ctx.host.createSession({ parentID: input.parentSessionID, title })).id;
+    const now = ctx.clock.now();
+    const task: Task = {
+      id, parentSessionID: input.parentSessionID, batchId: input.parentMessageID,
+      description: input.description, prompt: input.prompt, agent: input.agent, model,
+      parentAgent: input.parentAgent, parentModel: input.parentModel, status: "queued",
+      isForked: Boolean(input.fork), resumeCount: 0, ...(input.notify === false ? { notify: false } : {}),
+      progress: { toolCalls: 0, lastTools: [], lastActivityAt: now }, createdAt: now, promptedAt: now,
+    };
+    const { store } = ctx;
+    // Saved and given a slot in one transaction: "queued" is said only when the task really waits.
+    const claimed = store.transaction(() => {
+      store.save(task);
+      store.appendEvent({ taskId: id, at: now, kind: "launched", detail: input.fork ? "forked" : undefined });
+      life.callHook("launched", () => life.hooks.launched?.(task, input.extras));
+      return scheduler.claimFitting();
+    });
+    notifier.setActivity(input.parentSessionID, "busy");
+    const mine = claimed.find((t) => t.id === id);
+    void scheduler.startAll(claimed.filter((t) => t !== mine));
+    this.parts.polling();
+    if (mine) {
+      // This call's answer reports a failed start: the parent is not notified of it as well.
+      await scheduler.start(mine, { notify: false }).catch((error) => {
+        throw new TaskError(`The child session did not start: ${errorMessage(error)}`);
+      });
+    }
+    return store.get(id) ?? { ...task, status: mine ? "running" : "queued" };
+  }
+
+  async resume(found: Task, prompt: string, parentAgent: string, parentModel?: ModelRef): Promise<Task> {
+    const { ctx, life, notifier } = this.parts;
+    refuseResume(found);
+    if (!(await ctx.host.sessionExists(found.id))) {
+      throw new TaskError(`Task ${found.id}'s session no longer exists, so it cannot be resumed. Start a new background_task with the context it needs.`);
+    }
+    const { store, clock } = ctx;
+    // Checked again and claimed in one transaction: two resumes in one response never both pass.
+    const task = store.transaction(() => {
+      const current = store.get(found.id);
+      if (!current) throw new TaskError(`Task ${found.id} no longer exists. Start a new background_task.`);
+      refuseResume(current);
+      const now = clock.now();
+      transition(current, "resumed", now);
+      Object.assign(current, { promptedAt: now, parentAgent, parentModel: parentModel ?? current.parentModel });
+      current.progress.lastActivityAt = now;
+      store.save(current);
+      store.appendEvent({ taskId: current.id, at: now, kind: "resumed", detail: `resume #${current.resumeCount}` });
+      return current;
+    });
+    life.progress.track(task.id, task.progress);
+    notifier.setActivity(task.parentSessionID, "busy");
+    this.parts.polling();
+    await life.sendPrompt(task, prompt, { notify: false });
+    return store.get(task.id) ?? task;
+  }
+
+  /** How many background levels deep a session is: 0 for a session that is not a task's child. */
+  private depthOf(sessionID: string): number {
+    const { store } = this.parts.ctx;
+    let depth = 0;
+    for (let task = store.get(sessionID); task && depth <= this.config.maxDepth; task = store.get(task.parentSessionID)) depth++;
+    return depth;
+  }
+
+  /** The agent's own model, else the parent's; an explicit launch model (`overrides`) wins over both. */
+  private async childModel(agentName: string, parentModel: ModelRef | undefined, overrides: boolean): Promise<ModelRef> {
+    const agents = await this.parts.ctx.host.agents();
+    const agent = agents.find((a) => a.name === agentName);
+    if (!agent) throw new TaskError(`Unknown agent "${agentName}". Available agents: ${agents.map((a) => a.name).join(", ")}.`);
+    const model = overrides ? parentModel : agent.model ?? parentModel;
+    if (!model) throw new TaskError(`Agent "${agentName}" has no model of its own and the parent's model is unknown. Pick an agent with a model.`);
+    return model;
+  }
+}
+
+function refuseResume(task: Task): void {
+  if (task.status === "resumed") throw new TaskError(`Task ${task.id} is already being resumed; wait for its result with background_output, then resume it again.`);
+  if (task.status !== "completed") throw new TaskError(`Task ${task.id} is ${task.status}; only a completed task can be resumed. Start a new background_task instead.`);
+}
+
+function requireForks(forks: ForkSupport | undefined): ForkSupport {
+  if (!forks) throw new TaskError("fork is not available in this build.");
+  return forks;
+}
