@@ -1,25 +1,48 @@
 import { createHash } from "node:crypto";
 import { execFile } from "node:child_process";
+import { readFileSync, statSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
 import type { FileCheck, FileEvidence } from "./evidence-types.ts";
 
 const HASH_LIMIT_BYTES = 64 * 1024 * 1024;
-const PARALLEL = 64;
+/** Files up to this size are read synchronously (faster than a thread-pool round trip each), a batch at a time. */
+const SMALL_FILE_BYTES = 256 * 1024;
+const BATCH = 50;
 
 export function absolutePath(projectDir: string, path: string): string {
   return isAbsolute(path) ? path : join(projectDir, path);
 }
 
-/** A file's state for a before/after comparison: exists, and its sha256 when it is not huge. */
-export async function snapshotFile(path: string): Promise<{ exists: boolean; sha256?: string; size?: number; gitBlob?: string }> {
+type Snapshot = { exists: boolean; sha256?: string; size?: number; gitBlob?: string };
+
+/** A file's state for a before/after comparison: exists, and its sha256 (and git blob id) when it is not huge. */
+export async function snapshotFile(path: string, withGitBlob = false): Promise<Snapshot> {
+  const small = smallFileSnapshot(path, withGitBlob);
+  if (small) return small;
   const info = await stat(path).catch(() => undefined);
   if (!info?.isFile()) return { exists: false };
   if (info.size > HASH_LIMIT_BYTES) return { exists: true, size: info.size };
   const bytes = await readFile(path).catch(() => undefined);
-  if (!bytes) return { exists: false };
-  const gitBlob = createHash("sha1").update(`blob ${bytes.length}\0`).update(bytes).digest("hex");
-  return { exists: true, size: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex"), gitBlob };
+  return bytes ? hashed(bytes, withGitBlob) : { exists: false };
+}
+
+/** Missing or small files, read at once; undefined for a large one (read asynchronously instead). */
+function smallFileSnapshot(path: string, withGitBlob: boolean): Snapshot | undefined {
+  try {
+    const info = statSync(path, { throwIfNoEntry: false });
+    if (!info?.isFile()) return { exists: false };
+    if (info.size > SMALL_FILE_BYTES) return undefined;
+    return hashed(readFileSync(path), withGitBlob);
+  } catch {
+    return undefined; // unreadable now: the asynchronous path says what it can
+  }
+}
+
+function hashed(bytes: Buffer, withGitBlob: boolean): Snapshot {
+  const snapshot: Snapshot = { exists: true, size: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex") };
+  if (withGitBlob) snapshot.gitBlob = createHash("sha1").update(`blob ${bytes.length}\0`).update(bytes).digest("hex");
+  return snapshot;
 }
 
 /**
@@ -29,17 +52,19 @@ export async function snapshotFile(path: string): Promise<{ exists: boolean; sha
  */
 export async function verifyFiles(projectDir: string, files: FileEvidence[]): Promise<FileEvidence[]> {
   const needIndex = files.filter((f) => !f.before).map((f) => absolutePath(projectDir, f.path));
-  const index = needIndex.length > 0 ? await gitIndex(projectDir, needIndex) : undefined;
-  const out: FileEvidence[] = [];
-  for (let i = 0; i < files.length; i += PARALLEL) {
-    out.push(...(await Promise.all(files.slice(i, i + PARALLEL).map((f) => verifyOne(projectDir, f, index)))));
+  const indexRead = needIndex.length > 0 ? gitIndex(projectDir, needIndex) : Promise.resolve(undefined);
+  const snapshots: Snapshot[] = [];
+  for (let i = 0; i < files.length; i += BATCH) {
+    const batch = files.slice(i, i + BATCH).map((f) => snapshotFile(absolutePath(projectDir, f.path), !f.before));
+    snapshots.push(...(await Promise.all(batch)));
+    await new Promise<void>((resolve) => setImmediate(resolve)); // let OpenCode's own work in between batches
   }
-  return out;
+  const index = await indexRead;
+  return files.map((file, i) => verifyOne(projectDir, file, snapshots[i]!, index));
 }
 
-async function verifyOne(projectDir: string, file: FileEvidence, index: Map<string, string> | undefined): Promise<FileEvidence> {
+function verifyOne(projectDir: string, file: FileEvidence, now: Snapshot, index: Map<string, string> | undefined): FileEvidence {
   const abs = absolutePath(projectDir, file.path);
-  const now = await snapshotFile(abs);
   const check: FileCheck = { verdict: "verified", exists: now.exists, basis: "none" };
   if (now.size !== undefined) check.size = now.size;
   if (now.sha256) check.sha256 = now.sha256;

@@ -104,3 +104,16 @@ describe("the contradiction matcher", () => {
     }
   });
 });
+
+describe("the contradiction matcher on captured real histories", () => {
+  it("raises no alarm on any answer of the fork fixtures (captured from a real OpenCode), even with every file missing", () => {
+    for (const name of ["tool-outputs", "compacted"]) {
+      const history = JSON.parse(readFileSync(new URL(`../fixtures/histories/${name}.json`, import.meta.url), "utf8")) as { messages: any[] };
+      const answers = history.messages.filter((m) => m.info.role === "assistant").map((m) => m.parts.filter((p: any) => p.type === "text").map((p: any) => p.text).join("\n"));
+      const commands = history.messages.flatMap((m) => m.parts).filter((p: any) => p.type === "tool" && p.tool === "bash")
+        .map((p: any, i: number) => ({ callID: p.callID, command: p.state.input.command, exitCode: p.state.metadata?.exit, seq: i }));
+      assert.ok(answers.length >= 5, `${name} has answers`);
+      for (const text of answers) assert.deepEqual(findContradictions(text, [], commands, () => false), [], text.slice(0, 80));
+    }
+  });
+});
