@@ -201,3 +201,25 @@ describe("milestones", () => {
     assert.ok(!f.host.promptsTo(PARENT).some((p) => p.text.includes("milestone")));
   });
 });
+
+describe("runs", () => {
+  it("a resume is a new run: its notification shows its own evidence; evidence: true lists both runs", async () => {
+    const f = setup();
+    const id = await f.launch();
+    await f.toolCall(id, "write", { filePath: "a.md", content: "a" }, { metadata: { exists: false }, before: () => writeFileSync(join(f.projectDir, "a.md"), "a") });
+    await answer(f, id, "First.");
+    await f.clock.advance(10);
+    assert.match(await f.call("background_task", { description: "again", prompt: "more", agent: "general", resume: id }), /Resumed/);
+    await f.toolCall(id, "bash", { command: "ls", description: "x" }, { metadata: { exit: 0 } });
+    await f.clock.advance(10);
+    await answer(f, id, "Second.");
+    const notes = f.host.promptsTo(PARENT).map((p) => p.text).filter((t) => t.includes(`task_id="${id}" status="completed"`));
+    assert.equal(notes.length, 2);
+    assert.match(notes[0]!, /Files: a\.md/);
+    assert.match(notes[1]!, /Evidence: Commands: ls \(exit 0\)/);
+    assert.doesNotMatch(notes[1]!, /a\.md/);
+    const full = await f.call("background_output", { task_id: id, evidence: true });
+    assert.match(full, /Evidence of run 0 \(first run\):\n  Files:\n    a\.md/);
+    assert.match(full, /Evidence of run 1 \(resume #1\):\n  Files: none\n  Commands:\n    ls — exit 0/);
+  });
+});
