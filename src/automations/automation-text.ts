@@ -34,7 +34,11 @@ export function runNotificationText(a: Automation, run: Run, outcome: RunOutcome
 }
 
 export function pausedText(a: Automation, lastError: string): string {
-  return `Automation "${a.title}" (${a.id}) is now PAUSED after ${a.consecutiveFailures} consecutive failed runs. Last error: ${firstLine(lastError, 500)}. Resume it with task_update { id: "${a.id}", enabled: true } once the cause is fixed.`;
+  return [
+    `<automation-paused automation="${a.id}">`,
+    `Automation "${a.title}" (${a.id}) is now PAUSED after ${a.consecutiveFailures} consecutive failed runs. Last error: ${firstLine(lastError, 500)}. Resume it with task_update { id: "${a.id}", enabled: true } once the cause is fixed.`,
+    "</automation-paused>",
+  ].join("\n");
 }
 
 /** enabled / paused (why) / done / report-to session gone. */

@@ -1,0 +1,183 @@
+import { describe, it, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { startStack, call, toolOutputs, waitUntil, MOCK_MODEL, type Stack } from "../harness/plugin-stack.ts";
+import { defaultResponder, lastUserText, startMockModel, type MockModel, type MockRequest } from "../harness/mock-model.ts";
+import { openSqlite } from "../../src/store/sqlite-driver.ts";
+
+/**
+ * Automations on a real OpenCode: scenarios share few server starts (each start costs seconds), so
+ * they run side by side in their own parent sessions of one server, then across a SIGKILL restart
+ * and with a second server on the same project and database.
+ */
+describe("automations on the real host", () => {
+  let mock: MockModel;
+  const stacks: Stack[] = [];
+  const dir = mkdtempSync(join(tmpdir(), "ocbt-auto-"));
+  const dbPath = join(dir, "tasks.db");
+  after(async () => {
+    for (const stack of stacks) await stack.stop().catch(() => undefined);
+    await mock?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** on_change: the child answers by run number (runs 1 and 2 the same, run 3 different). */
+  const responder = (req: MockRequest) => {
+    const text = lastUserText(req);
+    const run = /ONCHANGE/.test(text) ? Number(/run #(\d+)/.exec(text)?.[1]) : 0;
+    if (run > 0) return { text: run <= 2 ? "stable answer" : "new answer" };
+    return defaultResponder(req);
+  };
+  const start = async (reuse?: Stack) => {
+    mock ??= await startMockModel({ responder });
+    const stack = await startStack({
+      mock, pluginOptions: { dbPath, pollIntervalMs: 500 },
+      reuse: reuse && { homeDir: reuse.server.homeDir, projectDir: reuse.server.projectDir },
+    });
+    stacks.push(stack);
+    return stack;
+  };
+
+  /** Pending permission requests of the server, through its HTTP API. */
+  const permissions = async (stack: Stack) => {
+    const res = await fetch(`${stack.server.url}/permission?directory=${encodeURIComponent(stack.server.projectDir)}`);
+    return (await res.json()) as Array<{ id: string; sessionID: string; permission: string; patterns: string[] }>;
+  };
+  const reply = (stack: Stack, id: string, answer: "once" | "always" | "reject") =>
+    fetch(`${stack.server.url}/permission/${id}/reply?directory=${encodeURIComponent(stack.server.projectDir)}`, {
+      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ reply: answer }),
+    });
+
+  /** The parent's model calls task_create; the user answers OpenCode's permission prompt. */
+  const create = async (stack: Stack, parent: string, args: Record<string, unknown>, answer: "once" | "reject" = "once") => {
+    const before = (await toolOutputs(stack, parent, "task_create")).length;
+    void stack.server.client.session.promptAsync({
+      path: { id: parent }, body: { agent: "build", model: MOCK_MODEL, parts: [{ type: "text", text: call("task_create", args) }] },
+    });
+    const asked = await waitUntil(async () => (await permissions(stack)).find((p) => p.sessionID === parent), { timeoutMs: 15_000, what: "permission prompt" });
+    assert.equal(asked.permission, "background_automation");
+    assert.deepEqual(asked.patterns, [args.title]);
+    await reply(stack, asked.id, answer);
+    const out = await waitUntil(async () => (await toolOutputs(stack, parent, "task_create"))[before], { timeoutMs: 15_000, what: "task_create output" });
+    await waitUntil(async () => (await stack.server.client.session.status()).data?.[parent] === undefined, { what: "parent idle" });
+    return { out, id: /automation (au\w+)/.exec(out)?.[1] };
+  };
+
+  const automationNotes = async (stack: Stack, parent: string) =>
+    (await stack.messages(parent))
+      .filter((m) => m.info.role === "user")
+      .map((m) => m.parts.filter((p) => p.type === "text").map((p) => p.text).join("\n"))
+      .filter((text) => text.includes("<automation-"));
+
+  const db = () => openSqlite(dbPath, { readonly: true });
+  const runs = (automationId: string) => {
+    const conn = db();
+    try {
+      return conn.prepare("SELECT * FROM automation_runs WHERE automation_id = ? ORDER BY id").all(automationId) as any[];
+    } finally {
+      conn.close();
+    }
+  };
+  const automation = (id: string) => {
+    const conn = db();
+    try {
+      return conn.prepare("SELECT * FROM automations WHERE id = ?").get(id) as any;
+    } finally {
+      conn.close();
+    }
+  };
+
+  let first: Stack;
+  let survivor: string;
+
+  it("interval, once, six-field cron, on_change, failure pause, overlap and approval in one server", async () => {
+    first = await start();
+    const s = first;
+    const [p1, p2, p3, p4, p5, p6, p7] = await Promise.all(
+      ["interval", "once", "cron", "on_change", "failing", "overlap", "rejected"].map((t) => s.newSession(`parent: ${t}`)),
+    );
+    // One after the other: parallel prompts that each wait on a permission prompt did not all show one.
+    const at = new Date(Date.now() + 12_000).toISOString();
+    const made = [];
+    for (const [parent, args, answer] of [
+      [p1, { title: "every two seconds", prompt: "REPLY tick result", triggers: [{ every: "2s" }], max_runs: 2, notify: "always" }],
+      [p2, { title: "once later", prompt: "REPLY once result", triggers: [{ at }], notify: "always" }],
+      [p3, { title: "seconds cron", prompt: "REPLY cron result", triggers: [{ cron: "*/3 * * * * *", timezone: "UTC" }], max_runs: 1, notify: "always" }],
+      [p4, { title: "changes only", prompt: "ONCHANGE check", triggers: [{ every: "2s" }], max_runs: 3 }],
+      [p5, { title: "always failing", prompt: "FAIL 400 boom", triggers: [{ every: "2s" }], notify: "never" }],
+      [p6, { title: "slow one", prompt: "SLOW 3500\nREPLY slow done", triggers: [{ every: "1s" }], max_runs: 2, notify: "never" }],
+      [p7, { title: "unwanted", prompt: "REPLY no", triggers: [{ every: "1s" }] }, "reject"],
+    ] as [string, Record<string, unknown>, ("once" | "reject")?][]) made.push(await create(s, parent, args, answer));
+    const [interval, once, cron, onChange, failing, slow] = made.map((m) => m.id!);
+    assert.match(made[0]!.out, /Created automation au\w+ "every two seconds" \(enabled; notify always\)/);
+    assert.match(made[6]!.out, /rejected automation "unwanted"; nothing was stored/);
+    assert.equal(made[6]!.id, undefined);
+
+    // interval every 2s, max_runs 2: fires twice and the creating session gets both results.
+    const ticks = (await waitUntil(async () => { const n = await automationNotes(s, p1); return n.length >= 2 && n; }, { timeoutMs: 30_000, what: "two interval results" })) as string[];
+    assert.match(ticks[0]!, /run #1 .*completed:\ntick result/);
+    assert.match(ticks[1]!, /run #2 .*completed:\ntick result/);
+    await waitUntil(() => automation(interval).done_at !== null, { what: "done after max_runs" });
+
+    // once: fires at its time.
+    await waitUntil(() => runs(once).some((r) => r.status === "completed"), { timeoutMs: 30_000, what: "once run" });
+    const onceRun = runs(once)[0];
+    assert.equal(onceRun.planned_at, Date.parse(at));
+    assert.ok(onceRun.started_at >= Date.parse(at) && onceRun.started_at - Date.parse(at) < 1500, `late by ${onceRun.started_at - Date.parse(at)} ms`);
+    await waitUntil(async () => (await automationNotes(s, p2)).length === 1, { what: "once result told" });
+
+    // six-field cron with seconds.
+    await waitUntil(() => runs(cron).some((r) => r.status === "completed"), { timeoutMs: 30_000, what: "cron run" });
+    assert.equal(new Date(runs(cron)[0].planned_at).getUTCSeconds() % 3, 0);
+
+    // on_change: runs 1 and 2 answer the same, run 3 differs: two notifications.
+    await waitUntil(() => runs(onChange).filter((r) => r.status === "completed").length === 3, { timeoutMs: 30_000, what: "three on_change runs" });
+    const changed = (await waitUntil(async () => { const n = await automationNotes(s, p4); return n.length >= 2 && n; }, { what: "on_change notes" })) as string[];
+    assert.equal(changed.length, 2);
+    assert.match(changed[0]!, /stable answer/);
+    assert.match(changed[1]!, /new answer/);
+    assert.deepEqual(runs(onChange).map((r) => r.notified), [1, 0, 1]);
+
+    // two failing runs pause the automation and the parent is told.
+    await waitUntil(() => automation(failing).enabled === 0, { timeoutMs: 30_000, what: "paused after failures" });
+    const told = await waitUntil(async () => (await automationNotes(s, p5)).find((n) => n.includes("PAUSED")), { what: "pause note" });
+    assert.match(told, /PAUSED after 2 consecutive failed runs\. Last error: .*boom/);
+    assert.equal(runs(failing).filter((r) => r.status === "error").length, 2);
+
+    // slow run, fast interval: skips recorded, never two at once.
+    await waitUntil(() => runs(slow).filter((r) => r.status === "completed").length === 2, { timeoutMs: 30_000, what: "two slow runs" });
+    const slowRuns = runs(slow);
+    assert.ok(slowRuns.filter((r) => r.status === "skipped" && r.skip_reason === "overlap").length >= 2);
+    const done = slowRuns.filter((r) => r.status === "completed");
+    assert.ok(done[1].started_at >= done[0].ended_at, "the second run started after the first ended");
+    survivor = interval;
+  });
+
+  it("definitions survive a SIGKILL restart and keep firing; two servers on one database fire each occurrence once", async () => {
+    const parent = await first.newSession("parent: survivor");
+    const { id } = await create(first, parent, { title: "keeps going", prompt: "REPLY still here", triggers: [{ every: "2s" }], notify: "never" });
+    await waitUntil(() => runs(id!).some((r) => r.status === "completed"), { timeoutMs: 20_000, what: "a run before the kill" });
+    await first.server.kill();
+    first.events.close();
+    const killedAt = Date.now();
+    await new Promise((r) => setTimeout(r, 3000)); // a down time longer than the interval: occurrences are missed
+    const second = await start(first);
+    const third = await start(first); // a second process on the same project and database
+    await waitUntil(() => runs(id!).filter((r) => r.status === "completed" && r.started_at > killedAt).length >= 4, { timeoutMs: 30_000, what: "runs after the restart" });
+    const all = runs(id!);
+    assert.ok(all.some((r) => r.status === "missed" && r.missed_count >= 1), "the down time is recorded as missed");
+    const planned = all.filter((r) => r.planned_at !== null && r.status !== "missed").map((r) => r.planned_at);
+    assert.equal(new Set(planned).size, planned.length, "each planned time once");
+    const numbers = all.filter((r) => r.run_no !== null).map((r) => r.run_no);
+    assert.equal(new Set(numbers).size, numbers.length, "each run number once");
+    // Each run launched exactly one child: one session per run number.
+    const children = ((await second.server.client.session.list()).data ?? []).filter((s: any) => s.title?.startsWith("keeps going (automation run #"));
+    const titles = children.map((s: any) => s.title);
+    assert.equal(new Set(titles).size, titles.length, `one child per run: ${titles.join(", ")}`);
+    assert.ok(all.filter((r) => r.task_id !== null).length === new Set(all.map((r) => r.task_id).filter(Boolean)).size);
+    void third;
+    void survivor;
+  });
+});
