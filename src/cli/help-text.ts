@@ -4,6 +4,7 @@ Usage:
   opencode-background-tasks list [--project <id>] [--status <s>[,<s>...]] [--parent <session>] [--all] [--json]
   opencode-background-tasks show <task id or unique prefix> [--json]
   opencode-background-tasks export [--json]
+  opencode-background-tasks dashboard [--port 4098] [--host 127.0.0.1] [--open]
   opencode-background-tasks --help
 
 Commands:
@@ -11,6 +12,8 @@ Commands:
            out unless --all is given.
   show     One task with all its fields and its timeline from the event log.
   export   Everything in the database (tasks, events, notifications) as JSON.
+  dashboard  A live web page of tasks and automations, with cancel, pause, resume, run now and
+           delete. Prints its URL (with a one-time token); Ctrl-C stops it.
 
 Options:
   --db <path>         The database file. Default: $XDG_DATA_HOME/opencode-background-tasks/tasks.db
@@ -22,6 +25,9 @@ Options:
   --parent <session>  Only tasks launched from this parent session.
   --all               Include cleared tasks.
   --json              Machine-readable output.
+  --port <n>          dashboard: the port (default 4098; 0 picks a free one).
+  --host <name>       dashboard: the address to listen on (default 127.0.0.1, this machine only).
+  --open              dashboard: open the page in the default browser.
   -h, --help          This help.
 
 Exit codes: 0 success, 1 failure (no such task, database missing or unreadable), 2 wrong usage.

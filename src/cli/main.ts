@@ -1,6 +1,7 @@
 import { defaultDbPath } from "../store/default-db-path.ts";
 import { CliError } from "./cli-error.ts";
 import { processIo, type CliIo } from "./cli-io.ts";
+import { dashboardCommand } from "./dashboard-command.ts";
 import { exportCommand } from "./export-command.ts";
 import { HELP_TEXT } from "./help-text.ts";
 import { listCommand } from "./list-command.ts";
@@ -17,6 +18,7 @@ export function main(argv: string[], io: CliIo = processIo): number {
       return 0;
     }
     const dbPath = args.db ?? defaultDbPath(io.env);
+    if (args.command === "dashboard") return dashboardCommand(dbPath, args, io);
     const reader = openReader(dbPath);
     try {
       if (args.command === "list") listCommand(reader, args, io);

@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import type { TaskStatus } from "../core/task.ts";
 import { usageError } from "./cli-error.ts";
 
-export type CliCommand = "list" | "show" | "export" | "help";
+export type CliCommand = "list" | "show" | "export" | "dashboard" | "help";
 
 export type CliArgs = {
   command: CliCommand;
@@ -14,6 +14,10 @@ export type CliArgs = {
   statuses?: TaskStatus[];
   all: boolean;
   json: boolean;
+  /** dashboard: where to listen, and whether to open a browser. */
+  port?: number;
+  host?: string;
+  open?: boolean;
 };
 
 const OPTIONS = {
@@ -24,12 +28,16 @@ const OPTIONS = {
   all: { type: "boolean" },
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
+  port: { type: "string" },
+  host: { type: "string" },
+  open: { type: "boolean" },
 } as const;
 
 const ALLOWED_OPTIONS: Record<Exclude<CliCommand, "help">, string[]> = {
   list: ["db", "project", "parent", "status", "all", "json"],
   show: ["db", "json"],
   export: ["db", "json"],
+  dashboard: ["db", "port", "host", "open"],
 };
 
 const STATUSES: Record<TaskStatus, true> = { queued: true, running: true, resumed: true, completed: true, error: true, cancelled: true };
@@ -39,7 +47,7 @@ export function parseCliArgs(argv: string[]): CliArgs {
   const [command, ...operands] = positionals;
   if (values.help || command === "help") return { command: "help", operands: [], all: false, json: false };
   if (command === undefined) throw usageError("No command given.");
-  if (!isCommand(command)) throw usageError(`Unknown command '${command}'. Commands: list, show, export.`);
+  if (!isCommand(command)) throw usageError(`Unknown command '${command}'. Commands: list, show, export, dashboard.`);
   for (const name of Object.keys(values)) {
     if (!ALLOWED_OPTIONS[command].includes(name)) throw usageError(`--${name} does not apply to ${command}.`);
   }
@@ -53,7 +61,15 @@ export function parseCliArgs(argv: string[]): CliArgs {
     statuses: values.status && parseStatuses(values.status),
     all: values.all ?? false,
     json: values.json ?? false,
+    ...(command === "dashboard" ? { port: parsePort(values.port), host: values.host ?? "127.0.0.1", open: values.open ?? false } : {}),
   };
+}
+
+function parsePort(value: string | undefined): number {
+  if (value === undefined) return 4098;
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535) throw usageError(`--port ${value} is not a port; give a number from 0 to 65535 (0 picks a free one).`);
+  return port;
 }
 
 function parseStrict(argv: string[]) {

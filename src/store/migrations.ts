@@ -212,6 +212,25 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 7,
+    name: "dashboard command inbox: cancel a task, pause, resume, run or delete an automation from the page",
+    sql: `
+      CREATE TABLE dashboard_commands (
+        id         INTEGER PRIMARY KEY AUTOINCREMENT,
+        project_id TEXT    NOT NULL,
+        kind       TEXT    NOT NULL, -- cancel_task | pause | resume | run_now | delete
+        target_id  TEXT    NOT NULL, -- task id or automation id
+        status     TEXT    NOT NULL, -- pending | claimed | done | failed
+        created_at INTEGER NOT NULL,
+        claimed_by TEXT,
+        claimed_at INTEGER,
+        ended_at   INTEGER,
+        outcome    TEXT
+      );
+      CREATE INDEX dashboard_commands_pending ON dashboard_commands (project_id, id) WHERE status = 'pending';
+    `,
+  },
 ];
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -1,0 +1,42 @@
+import { spawn } from "node:child_process";
+import { startDashboard, type Dashboard } from "../dashboard/dashboard-server.ts";
+import type { CliIo } from "./cli-io.ts";
+import { openReader } from "./open-reader.ts";
+import type { CliArgs } from "./parse-cli-args.ts";
+
+/**
+ * `dashboard`: serves the page until Ctrl-C. Returns 0 at once (the server keeps the process
+ * alive); a failure to listen is reported later and sets a failing exit code.
+ */
+export function dashboardCommand(dbPath: string, args: CliArgs, io: CliIo): number {
+  openReader(dbPath).close(); // the same clear message as list/show for a missing or foreign file
+  startDashboard({ dbPath, port: args.port ?? 4098, host: args.host ?? "127.0.0.1" })
+    .then((dashboard) => {
+      io.stdout(`Dashboard for ${dbPath}\n  ${dashboard.url}\nOpen that URL (it carries the access token). Ctrl-C stops it.\n`);
+      if (args.host && args.host !== "127.0.0.1" && args.host !== "localhost") {
+        io.stderr(`Listening on ${args.host}: anyone who can reach it and has the URL can cancel tasks.\n`);
+      }
+      if (args.open) openBrowser(dashboard.url, io);
+      stopOnSignal(dashboard);
+    })
+    .catch((error: unknown) => {
+      const code = (error as { code?: string }).code;
+      const hint = code === "EADDRINUSE" ? ` Port ${args.port} is taken: pass --port <another> (or 0 for any free one).` : "";
+      io.stderr(`The dashboard could not start: ${error instanceof Error ? error.message : String(error)}.${hint}\n`);
+      process.exitCode = 1;
+    });
+  return 0;
+}
+
+function openBrowser(url: string, io: CliIo): void {
+  const command = process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open";
+  const child = spawn(command, [url], { stdio: "ignore", detached: true });
+  child.on("error", () => io.stderr(`Could not open a browser (${command}); open the URL yourself.\n`));
+  child.unref();
+}
+
+function stopOnSignal(dashboard: Dashboard): void {
+  const stop = () => void dashboard.close().finally(() => process.exit(0));
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+}

@@ -1,0 +1,83 @@
+/** The page's only script and stylesheet, served by the dashboard itself (no CDN, CSP 'self'). */
+
+/**
+ * Live updates: the server sends a `change` event when the database changed (data_version);
+ * the script then fetches the same URL and swaps the live parts, keeping scroll and forms.
+ * Times are rewritten in the browser's own time zone.
+ */
+export const APP_JS = `"use strict";
+(() => {
+  const localTimes = (root) => {
+    for (const t of root.querySelectorAll("time[data-ts]")) t.textContent = new Date(Number(t.dataset.ts)).toLocaleString();
+  };
+  const wire = (root) => {
+    for (const s of root.querySelectorAll("select[data-autosubmit]")) s.addEventListener("change", () => s.form.submit());
+    for (const b of root.querySelectorAll("button[data-confirm]")) {
+      b.addEventListener("click", (e) => { if (!confirm(b.dataset.confirm)) e.preventDefault(); });
+    }
+  };
+  let busy = false;
+  let again = false;
+  const refresh = async (version) => {
+    if (busy) { again = true; return; }
+    busy = true;
+    try {
+      const res = await fetch(location.href, { credentials: "same-origin", headers: { "x-dashboard-refresh": "1" } });
+      if (!res.ok) return;
+      const doc = new DOMParser().parseFromString(await res.text(), "text/html");
+      for (const fresh of doc.querySelectorAll("[data-live]")) {
+        const old = document.getElementById(fresh.id);
+        if (!old) continue;
+        old.replaceWith(fresh);
+        localTimes(fresh);
+        wire(fresh);
+      }
+      document.title = doc.title;
+      document.body.dataset.version = String(version);
+      document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes || 0) + 1);
+    } finally {
+      busy = false;
+      if (again) { again = false; refresh(version); }
+    }
+  };
+  document.addEventListener("DOMContentLoaded", () => {
+    localTimes(document);
+    wire(document);
+    const live = document.getElementById("live");
+    const events = new EventSource("/events");
+    events.addEventListener("open", () => live && live.classList.add("on"));
+    events.addEventListener("error", () => live && live.classList.remove("on"));
+    events.addEventListener("change", (e) => refresh(e.data));
+  });
+})();
+`;
+
+export const APP_CSS = `
+:root { color-scheme: light dark; --muted: #888; --line: #8884; }
+body { font: 14px/1.45 system-ui, sans-serif; margin: 0; }
+header { display: flex; gap: 1.5em; align-items: center; padding: .6em 1.2em; border-bottom: 1px solid var(--line); }
+header .home { font-weight: 600; text-decoration: none; color: inherit; }
+.live { margin-left: auto; color: var(--muted); }
+.live.on { color: #2a2; }
+main { padding: 0 1.2em 2em; max-width: 80em; }
+h1 { font-size: 1.3em; } h2 { font-size: 1.05em; margin-top: 1.6em; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: .3em .6em; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { font-weight: 500; color: var(--muted); }
+.id, .small { font: 12px ui-monospace, monospace; color: var(--muted); }
+.none { color: var(--muted); }
+.status { font-weight: 600; }
+.s-running, .s-resumed, .s-starting, .s-claimed { color: #2a6fdb; }
+.s-queued, .s-waiting, .s-pending { color: #b88a00; }
+.s-completed, .s-done, .s-enabled { color: #2a2; }
+.s-error, .s-failed { color: #d33; }
+.s-cancelled, .s-skipped, .s-missed, .s-paused { color: var(--muted); }
+pre.text { white-space: pre-wrap; word-break: break-word; background: #8881; padding: .6em; border-radius: 4px; max-height: 30em; overflow: auto; }
+pre.error { border-left: 3px solid #d33; }
+dl.fields { display: grid; grid-template-columns: max-content 1fr; gap: .2em 1em; }
+dt { color: var(--muted); } dd { margin: 0; }
+form.control { display: inline; } form.control button { margin-right: .3em; }
+ul.attention { padding-left: 1.2em; } .tag { font-size: 12px; padding: 0 .4em; border-radius: 3px; background: #d332; }
+form.filters { display: flex; gap: 1em; align-items: end; flex-wrap: wrap; }
+svg.chart { max-width: 100%; height: auto; } svg.chart text { font: 10px system-ui; fill: var(--muted); }
+`;

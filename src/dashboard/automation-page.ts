@@ -1,0 +1,106 @@
+import type { Run, Trigger } from "../automations/automation.ts";
+import { describeTrigger, nextOccurrence } from "../automations/trigger-spec.ts";
+import type { InboxCommand } from "../inbox/inbox-command.ts";
+import { commandButton, commandList } from "./controls.ts";
+import type { DashboardReader, ProjectAutomation, RunFilter } from "./dashboard-reader.ts";
+import { durationChart } from "./duration-chart.ts";
+import { html, type SafeHtml } from "./html.ts";
+import { duration, layout, preview, status, taskHref, time } from "./page-layout.ts";
+
+const NEXT_SHOWN = 3;
+const RUN_STATUSES = ["completed", "error", "cancelled", "running", "starting", "waiting", "skipped", "missed"];
+const DAY_MS = 86_400_000;
+
+export type AutomationData = {
+  automation: ProjectAutomation;
+  runs: Run[];
+  chartRuns: Run[];
+  filter: { status: string; trigger: string; from: string; to: string };
+  commands: InboxCommand[];
+};
+
+export function readAutomation(reader: DashboardReader, project: string, params: URLSearchParams): AutomationData | undefined {
+  const automation = reader.automation(project, params.get("id") ?? "");
+  if (!automation) return undefined;
+  const filter = { status: params.get("status") ?? "", trigger: params.get("trigger") ?? "", from: params.get("from") ?? "", to: params.get("to") ?? "" };
+  const query: RunFilter = { status: filter.status || undefined, trigger: filter.trigger || undefined, from: day(filter.from), to: plusDay(day(filter.to)) };
+  const commands = reader.commands(project, 20).filter((c) => c.targetId === automation.id);
+  return { automation, runs: reader.runs(project, automation.id, query), chartRuns: reader.runs(project, automation.id, { limit: 60 }), filter, commands: commands.slice(0, 5) };
+}
+
+export function automationPage(data: AutomationData, frame: { projects: string[]; project?: string; path: string }, now: number): SafeHtml {
+  const a = data.automation;
+  const back = frame.path;
+  const state = a.doneAt !== undefined ? "done" : a.enabled ? "enabled" : "paused";
+  const body = html`
+<h1>${a.title}</h1>
+<div id="automation-controls" data-live>
+<p>${status(state)} ${a.pausedReason ? html`— <span id="paused-reason">${a.pausedReason}</span>` : ""}
+${a.enabled ? commandButton("pause", a.projectId, a.id, back) : commandButton("resume", a.projectId, a.id, back)}
+${commandButton("run_now", a.projectId, a.id, back)} ${commandButton("delete", a.projectId, a.id, "/")}</p>
+${commandList(data.commands, now)}</div>
+<dl class="fields">
+<dt>Automation</dt><dd class="id">${a.id}</dd>
+<dt>Project</dt><dd>${a.projectId}</dd>
+<dt>Agent</dt><dd>${a.agent}${a.model ? ` (${a.model.providerID}/${a.model.modelID})` : ""}</dd>
+<dt>Notify</dt><dd>${a.notify}, reporting to <span class="id">${a.reportTo}</span>${a.reportToGoneAt !== undefined ? html` <strong class="s-error">(that session was deleted)</strong>` : ""}</dd>
+<dt>Session</dt><dd>${a.sessionMode}${a.continueTaskId ? html` (<a href="${taskHref(a.projectId, a.continueTaskId)}">${a.continueTaskId}</a>)` : ""}</dd>
+<dt>Overlap / catch-up</dt><dd>${a.overlap} / ${a.catchUp}</dd>
+<dt>Runs</dt><dd>${a.runCount}${a.maxRuns !== undefined ? ` of at most ${a.maxRuns}` : ""}</dd>
+<dt>Failure streak</dt><dd id="failure-streak">${a.consecutiveFailures} consecutive failed run${a.consecutiveFailures === 1 ? "" : "s"}</dd>
+<dt>Created</dt><dd>${time(a.createdAt)}</dd>
+</dl>
+<h2>Prompt</h2><pre class="text">${a.prompt}</pre>
+<h2>Triggers</h2>${triggerTable(a.triggers, a.enabled && a.doneAt === undefined, now)}
+<h2>Durations and outcomes</h2><div id="chart-box" data-live>${durationChart(data.chartRuns, now)}</div>
+<h2>Run history</h2>${filterForm(data, a.triggers)}
+<div id="history" data-live>${runTable(data.runs, a.projectId, now)}</div>`;
+  return layout({ ...frame, title: a.title, attention: a.pausedReason || a.reportToGoneAt !== undefined ? 1 : 0 }, body);
+}
+
+function triggerTable(triggers: Trigger[], active: boolean, now: number): SafeHtml {
+  if (triggers.length === 0) return html`<p class="none">No triggers: it runs only with "Run now".</p>`;
+  return html`<table><thead><tr><th>trigger</th><th>next runs (your time zone)</th></tr></thead><tbody>
+${triggers.map((t) => html`<tr><td>${describeTrigger(t.spec)}<div class="id">${t.id}</div></td><td>${active ? nextTimes(t, now).map((at) => html`${time(at)}<br>`) : "-"}</td></tr>`)}</tbody></table>`;
+}
+
+function nextTimes(t: Trigger, now: number): number[] {
+  const times: number[] = [];
+  let at = t.nextAt;
+  while (at !== undefined && times.length < NEXT_SHOWN) {
+    times.push(at);
+    at = nextOccurrence(t, Math.max(at, now));
+  }
+  return times;
+}
+
+function filterForm(data: AutomationData, triggers: Trigger[]): SafeHtml {
+  const f = data.filter;
+  const opt = (value: string, label: string, current: string) => html`<option value="${value}"${value === current ? html` selected` : ""}>${label}</option>`;
+  return html`<form class="filters" method="get" action="/automation">
+<input type="hidden" name="project" value="${data.automation.projectId}"><input type="hidden" name="id" value="${data.automation.id}">
+<label>Status <select name="status">${opt("", "any", f.status)}${RUN_STATUSES.map((s) => opt(s, s, f.status))}</select></label>
+<label>Trigger <select name="trigger">${opt("", "any", f.trigger)}${opt("manual", "run now (manual)", f.trigger)}${triggers.map((t) => opt(t.id, describeTrigger(t.spec), f.trigger))}</select></label>
+<label>From <input type="date" name="from" value="${f.from}"></label><label>To <input type="date" name="to" value="${f.to}"></label>
+<button type="submit">Filter</button></form>`;
+}
+
+function runTable(runs: Run[], projectId: string, now: number): SafeHtml {
+  if (runs.length === 0) return html`<p class="none">No runs match.</p>`;
+  return html`<table class="runs"><thead><tr><th>run</th><th>fired by</th><th>status</th><th>started</th><th>took</th><th>summary</th></tr></thead><tbody>
+${runs.map((r) => html`<tr data-run="${r.id}"><td>${r.taskId ? html`<a href="${taskHref(projectId, r.taskId)}">#${r.runNo ?? "-"}</a>` : `#${r.runNo ?? "-"}`}</td>
+<td>${r.firedBy}</td><td>${status(r.status)}</td><td>${time(r.startedAt ?? r.plannedAt ?? r.createdAt)}</td>
+<td>${r.startedAt !== undefined ? duration(r.startedAt, r.endedAt ?? now) : "-"}</td>
+<td>${preview(r.summary ?? (r.missedCount ? `${r.missedCount} occurrence(s) missed` : r.skipReason), 160)}</td></tr>`)}</tbody></table>`;
+}
+
+/** "YYYY-MM-DD" as the start of that day (local), or undefined. */
+function day(text: string): number | undefined {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return undefined;
+  const ms = new Date(`${text}T00:00:00`).getTime();
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+function plusDay(ms: number | undefined): number | undefined {
+  return ms === undefined ? undefined : ms + DAY_MS;
+}

@@ -1,0 +1,41 @@
+import type { CommandKind, InboxCommand } from "../inbox/inbox-command.ts";
+import { html, type SafeHtml } from "./html.ts";
+import { preview, status, time } from "./page-layout.ts";
+
+/** A pending command nobody claimed for this long is reported as waiting for an OpenCode. */
+export const UNCLAIMED_NOTICE_MS = 3000;
+
+const LABELS: Record<CommandKind, string> = {
+  cancel_task: "Cancel",
+  pause: "Pause",
+  resume: "Resume",
+  run_now: "Run now",
+  delete: "Delete",
+};
+
+/** A button that POSTs a command to the inbox and comes back to `back`. */
+export function commandButton(kind: CommandKind, projectId: string, targetId: string, back: string): SafeHtml {
+  return html`<form class="control" method="post" action="/command">
+<input type="hidden" name="kind" value="${kind}"><input type="hidden" name="project" value="${projectId}">
+<input type="hidden" name="target" value="${targetId}"><input type="hidden" name="back" value="${back}">
+<button type="submit" data-kind="${kind}"${kind === "delete" ? html` data-confirm="Delete this automation?"` : ""}>${LABELS[kind]}</button></form>`;
+}
+
+/** Recent commands with their outcome: pending → done / failed, and who is expected to apply them. */
+export function commandList(commands: InboxCommand[], now: number): SafeHtml {
+  if (commands.length === 0) return html``;
+  return html`<section class="commands"><h2>Commands from this page</h2><table><thead><tr>
+<th>when</th><th>command</th><th>target</th><th>status</th><th>outcome</th></tr></thead><tbody>
+${commands.map((c) => html`<tr data-command="${c.id}"><td>${time(c.createdAt)}</td><td>${LABELS[c.kind]}</td><td class="id">${c.targetId}</td>
+<td>${status(c.status)}</td><td>${outcome(c, now)}</td></tr>`)}</tbody></table></section>`;
+}
+
+function outcome(c: InboxCommand, now: number): string {
+  if (c.status === "pending") {
+    return now - c.createdAt >= UNCLAIMED_NOTICE_MS
+      ? `Waiting: no OpenCode with project ${c.projectId} open has picked it up. It is applied when one runs.`
+      : "Waiting for the OpenCode of this project…";
+  }
+  if (c.status === "claimed") return `Being applied by ${c.claimedBy ?? "an OpenCode"}…`;
+  return preview(c.outcome, 300);
+}

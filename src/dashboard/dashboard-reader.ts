@@ -1,0 +1,187 @@
+import { existsSync } from "node:fs";
+import type { TaskEvent } from "../core/task-store.ts";
+import type { Automation, Run, Trigger } from "../automations/automation.ts";
+import { rowToAutomation, rowToRun, rowToTrigger } from "../automations/automation-rows.ts";
+import { readRun } from "../evidence/evidence-collector.ts";
+import type { RunEvidence } from "../evidence/evidence-types.ts";
+import { rowToEvent } from "../store/log-rows.ts";
+import { SqliteEvidenceStore } from "../store/sqlite-evidence-store.ts";
+import { openSqlite, type SqliteDatabase, type SqliteStatement, type SqlRow, type SqlValue } from "../store/sqlite-driver.ts";
+import { StoreUnavailableError } from "../store/store-unavailable-error.ts";
+import type { ProjectTask } from "../store/task-reader.ts";
+import { rowToTask } from "../store/task-row.ts";
+import { rowToCommand, type InboxCommand } from "../inbox/inbox-command.ts";
+
+export type ProjectAutomation = Automation & { projectId: string; triggers: Trigger[]; lastRun?: Run };
+export type ProjectRun = Run & { projectId: string; title?: string };
+export type RunFilter = { status?: string; trigger?: string; from?: number; to?: number; limit?: number };
+
+const ACTIVE = "('queued', 'running', 'resumed')";
+
+/**
+ * Everything the dashboard shows, read through its own read-only connection (WAL: it never
+ * blocks the plugin's writers). Every query is bounded, so a page costs the same with 10 or
+ * 10,000 tasks stored. Tables from later migrations may be missing in an older database.
+ */
+export class DashboardReader {
+  private statements = new Map<string, SqliteStatement>();
+  private tables = new Set<string>();
+  private tablesVersion = -1;
+
+  static open(path: string): DashboardReader {
+    if (!existsSync(path)) throw new StoreUnavailableError(path, "missing", "the file does not exist");
+    return new DashboardReader(openSqlite(path, { readonly: true }));
+  }
+
+  private constructor(private readonly db: SqliteDatabase) {}
+
+  get path(): string {
+    return this.db.path;
+  }
+
+  /** Changes whenever another connection commits: one pragma, no table read. */
+  dataVersion(): number {
+    return Number(this.sql("PRAGMA data_version").get()?.data_version);
+  }
+
+  projects(): string[] {
+    const parts = ["SELECT DISTINCT project_id FROM tasks"];
+    if (this.has("automations")) parts.push("SELECT DISTINCT project_id FROM automations");
+    return this.sql(parts.join(" UNION ") + " ORDER BY 1").all().map((row) => String(row.project_id));
+  }
+
+  activeTasks(projectId?: string, limit = 200): ProjectTask[] {
+    return this.taskRows(`status IN ${ACTIVE}`, projectId, "created_at", limit);
+  }
+
+  recentTasks(projectId?: string, limit = 30): ProjectTask[] {
+    return this.taskRows(`status NOT IN ${ACTIVE}`, projectId, "settled_at DESC, rowid DESC", limit);
+  }
+
+  failedSince(since: number, projectId?: string, limit = 20): ProjectTask[] {
+    return this.taskRows(`status = 'error' AND settled_at >= ${Math.floor(since)}`, projectId, "settled_at DESC", limit);
+  }
+
+  task(projectId: string, id: string): ProjectTask | undefined {
+    const row = this.sql("SELECT * FROM tasks WHERE project_id = ? AND id = ?").get(projectId, id);
+    return row && toProjectTask(row);
+  }
+
+  events(projectId: string, taskId: string, limit = 500): TaskEvent[] {
+    return this.sql("SELECT * FROM task_events WHERE project_id = ? AND task_id = ? ORDER BY id LIMIT ?")
+      .all(projectId, taskId, limit).map(rowToEvent);
+  }
+
+  /** Every run's evidence, oldest first; empty before evidence existed (migration 6). */
+  evidence(task: ProjectTask): RunEvidence[] {
+    if (!this.has("task_evidence")) return [];
+    const store = new SqliteEvidenceStore(this.db, task.projectId);
+    return Array.from({ length: task.resumeCount + 1 }, (_, run) => readRun(store, task.id, run));
+  }
+
+  /** Tasks settled since `since` whose result the evidence contradicts. */
+  evidenceFlags(since: number, projectId?: string, limit = 20): { task: ProjectTask; message: string }[] {
+    if (!this.has("task_evidence")) return [];
+    const params: SqlValue[] = [Math.floor(since)];
+    if (projectId) params.push(projectId);
+    return this.sql(`SELECT t.*, e.data AS flag FROM task_evidence e JOIN tasks t ON t.project_id = e.project_id AND t.id = e.task_id
+      WHERE e.kind = 'contradiction' AND e.data <> '[]' AND t.settled_at >= ? ${projectId ? "AND t.project_id = ?" : ""}
+      ORDER BY t.settled_at DESC LIMIT ${limit}`).all(...params)
+      .map((row) => ({ task: toProjectTask(row), message: flagMessage(row.flag) }));
+  }
+
+  automations(projectId?: string, limit = 500): ProjectAutomation[] {
+    if (!this.has("automations")) return [];
+    const rows = this.sql(`SELECT * FROM automations ${projectId ? "WHERE project_id = ?" : ""} ORDER BY created_at, rowid LIMIT ${limit}`)
+      .all(...(projectId ? [projectId] : []));
+    return rows.map((row) => this.withTriggers(row));
+  }
+
+  automation(projectId: string, id: string): ProjectAutomation | undefined {
+    if (!this.has("automations")) return undefined;
+    const row = this.sql("SELECT * FROM automations WHERE project_id = ? AND id = ?").get(projectId, id);
+    return row && this.withTriggers(row);
+  }
+
+  /** Newest first, filtered by status, trigger id (or "manual"), and creation time. */
+  runs(projectId: string, automationId: string, filter: RunFilter = {}): Run[] {
+    if (!this.has("automation_runs")) return [];
+    const where = ["project_id = ?", "automation_id = ?"];
+    const params: SqlValue[] = [projectId, automationId];
+    if (filter.status) (where.push("status = ?"), params.push(filter.status));
+    if (filter.trigger === "manual") where.push("trigger_id IS NULL");
+    else if (filter.trigger) (where.push("trigger_id = ?"), params.push(filter.trigger));
+    if (filter.from !== undefined) (where.push("created_at >= ?"), params.push(filter.from));
+    if (filter.to !== undefined) (where.push("created_at < ?"), params.push(filter.to));
+    params.push(filter.limit ?? 100);
+    return this.sql(`SELECT * FROM automation_runs WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`).all(...params).map(rowToRun);
+  }
+
+  /** Recent runs of every automation, newest first, with the automation's title. */
+  recentRuns(projectId?: string, limit = 20): ProjectRun[] {
+    if (!this.has("automation_runs")) return [];
+    return this.sql(`SELECT r.*, a.title AS title FROM automation_runs r LEFT JOIN automations a
+      ON a.project_id = r.project_id AND a.id = r.automation_id ${projectId ? "WHERE r.project_id = ?" : ""}
+      ORDER BY r.id DESC LIMIT ${limit}`).all(...(projectId ? [projectId] : []))
+      .map((row) => ({ ...rowToRun(row), projectId: String(row.project_id), title: row.title === null ? undefined : String(row.title) }));
+  }
+
+  /** Commands from the page, newest first. */
+  commands(projectId?: string, limit = 20): InboxCommand[] {
+    if (!this.has("dashboard_commands")) return [];
+    return this.sql(`SELECT * FROM dashboard_commands ${projectId ? "WHERE project_id = ?" : ""} ORDER BY id DESC LIMIT ${limit}`)
+      .all(...(projectId ? [projectId] : [])).map(rowToCommand);
+  }
+
+  close(): void {
+    this.statements.clear();
+    this.db.close();
+  }
+
+  private withTriggers(row: SqlRow): ProjectAutomation {
+    const a = rowToAutomation(row);
+    const projectId = String(row.project_id);
+    const triggers = this.sql("SELECT * FROM automation_triggers WHERE project_id = ? AND automation_id = ? ORDER BY created_at, rowid")
+      .all(projectId, a.id).map(rowToTrigger);
+    const last = this.sql("SELECT * FROM automation_runs WHERE project_id = ? AND automation_id = ? ORDER BY id DESC LIMIT 1").get(projectId, a.id);
+    return { ...a, projectId, triggers, ...(last ? { lastRun: rowToRun(last) } : {}) };
+  }
+
+  private taskRows(where: string, projectId: string | undefined, order: string, limit: number): ProjectTask[] {
+    const scoped = projectId ? `${where} AND project_id = ?` : where;
+    return this.sql(`SELECT * FROM tasks WHERE ${scoped} AND cleared_at IS NULL ORDER BY ${order} LIMIT ${Math.floor(limit)}`)
+      .all(...(projectId ? [projectId] : [])).map(toProjectTask);
+  }
+
+  /** Whether a table exists; the plugin may migrate the file while the dashboard runs. */
+  private has(table: string): boolean {
+    const version = this.dataVersion();
+    if (version !== this.tablesVersion) {
+      this.tablesVersion = version;
+      this.tables = new Set(this.sql("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((row) => String(row.name)));
+    }
+    return this.tables.has(table);
+  }
+
+  private sql(text: string): SqliteStatement {
+    let statement = this.statements.get(text);
+    if (!statement) {
+      statement = this.db.prepare(text);
+      this.statements.set(text, statement);
+    }
+    return statement;
+  }
+}
+
+function toProjectTask(row: SqlRow): ProjectTask {
+  return { projectId: String(row.project_id), ...rowToTask(row) };
+}
+
+function flagMessage(data: unknown): string {
+  try {
+    const list = JSON.parse(String(data)) as { message?: string }[];
+    return list.map((c) => c.message ?? "flagged").join("; ") || "flagged";
+  } catch {
+    return "flagged";
+  }
+}

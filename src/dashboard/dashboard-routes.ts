@@ -1,0 +1,35 @@
+import type { DashboardReader } from "./dashboard-reader.ts";
+import { html } from "./html.ts";
+import { homePage, readHome } from "./home-page.ts";
+import { layout } from "./page-layout.ts";
+import { taskPage } from "./task-page.ts";
+import { automationPage, readAutomation } from "./automation-page.ts";
+
+export type PageResult = { status: number; body: string };
+
+/** GET pages: home, one task, one automation. */
+export function routePage(reader: DashboardReader, url: URL, now: number): PageResult {
+  const project = url.searchParams.get("project") || undefined;
+  const frame = { projects: reader.projects(), project, path: url.pathname + url.search };
+  if (url.pathname === "/") return ok(homePage(readHome(reader, project, now), frame, now).value);
+  if (url.pathname === "/task") {
+    const task = project && reader.task(project, url.searchParams.get("id") ?? "");
+    if (!task) return notFound(frame, "No such task in this database (it may have been removed by retention).");
+    const data = { task, events: reader.events(task.projectId, task.id), evidence: reader.evidence(task), commands: reader.commands(task.projectId, 20) };
+    return ok(taskPage(data, frame, now).value);
+  }
+  if (url.pathname === "/automation") {
+    const data = project && readAutomation(reader, project, url.searchParams);
+    if (!data) return notFound(frame, "No such automation (it may have been deleted).");
+    return ok(automationPage(data, frame, now).value);
+  }
+  return notFound(frame, "No such page.");
+}
+
+function ok(body: string): PageResult {
+  return { status: 200, body };
+}
+
+function notFound(frame: { projects: string[]; project?: string; path: string }, message: string): PageResult {
+  return { status: 404, body: layout({ ...frame, title: "Not found" }, html`<h1>Not found</h1><p>${message} <a href="/">Home</a></p>`).value };
+}

@@ -1,0 +1,130 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { CommandInbox } from "../inbox/command-inbox.ts";
+import { migrate } from "../store/migrations.ts";
+import { openSqlite, type SqliteDatabase } from "../store/sqlite-driver.ts";
+import { APP_CSS, APP_JS } from "./assets.ts";
+import { DashboardAuth } from "./dashboard-auth.ts";
+import { DashboardReader } from "./dashboard-reader.ts";
+import { routePage } from "./dashboard-routes.ts";
+import { readCommandForm } from "./command-form.ts";
+import { LiveFeed } from "./live-feed.ts";
+
+export type DashboardOptions = {
+  dbPath: string;
+  /** 0 picks a free port. */
+  port: number;
+  host: string;
+  /** Fixed token (tests); random by default. */
+  token?: string;
+  now?: () => number;
+  livePollMs?: number;
+};
+
+export type Dashboard = {
+  /** The URL to open: carries the token. */
+  url: string;
+  origin: string;
+  token: string;
+  close(): Promise<void>;
+};
+
+const SECURITY_HEADERS = {
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-store",
+};
+
+/** Serves the dashboard on host:port from the database at dbPath (read-only; commands go to the inbox). */
+export async function startDashboard(options: DashboardOptions): Promise<Dashboard> {
+  const reader = DashboardReader.open(options.dbPath);
+  const auth = new DashboardAuth(options.token);
+  const now = options.now ?? Date.now;
+  const feed = new LiveFeed(() => reader.dataVersion(), options.livePollMs);
+  let writer: SqliteDatabase | undefined;
+  const inbox = () => {
+    if (!writer) {
+      writer = openSqlite(options.dbPath);
+      migrate(writer);
+    }
+    return new CommandInbox(writer);
+  };
+  const server = createServer((req, res) => {
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+    handle(req, res).catch((error) => fail(res, 500, `The dashboard failed: ${error instanceof Error ? error.message : String(error)}`));
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!auth.hostAllowed(req)) return fail(res, 403, "Unknown Host header: open the dashboard by the address it printed.");
+    const url = new URL(req.url ?? "/", "http://localhost");
+    if (req.method !== "GET" && req.method !== "POST") {
+      res.setHeader("allow", "GET, POST");
+      return fail(res, 405, "Only GET and POST.");
+    }
+    if (req.method === "GET" && url.searchParams.has("token")) return exchangeToken(url, res);
+    if (!auth.hasCookie(req)) return fail(res, 401, "Not signed in: open the URL the dashboard command printed (it carries the token).");
+    if (req.method === "POST") {
+      if (!auth.originAllowed(req)) return fail(res, 403, "Refused: a change must come from the dashboard's own page (Origin header).");
+      if (url.pathname !== "/command") return fail(res, 404, "No such action.");
+      const form = await readCommandForm(req);
+      if ("error" in form) return fail(res, 400, form.error);
+      inbox().submit(form.project, form.kind, form.target, now());
+      res.writeHead(303, { location: form.back }).end();
+      return;
+    }
+    if (url.pathname === "/events") return feed.add(res);
+    if (url.pathname === "/app.js") return send(res, 200, "text/javascript; charset=utf-8", APP_JS);
+    if (url.pathname === "/app.css") return send(res, 200, "text/css; charset=utf-8", APP_CSS);
+    const page = routePage(reader, url, now());
+    send(res, page.status, "text/html; charset=utf-8", page.body);
+  }
+
+  function exchangeToken(url: URL, res: ServerResponse): void {
+    if (!auth.matches(url.searchParams.get("token") ?? "")) return fail(res, 401, "Wrong token: open the URL the dashboard command printed.");
+    url.searchParams.delete("token");
+    res.writeHead(303, { "set-cookie": auth.setCookieHeader(), location: url.pathname + url.search }).end();
+  }
+
+  await listen(server, options.port, options.host);
+  const port = (server.address() as AddressInfo).port;
+  const names = [`${options.host}:${port}`, ...(isLoopback(options.host) ? [`127.0.0.1:${port}`, `localhost:${port}`] : [])];
+  auth.allowHosts(names);
+  const origin = `http://${names[0]}`;
+  return {
+    url: `${origin}/?token=${auth.token}`,
+    origin,
+    token: auth.token,
+    close: async () => {
+      feed.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      reader.close();
+      writer?.close();
+    },
+  };
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+}
+
+function isLoopback(host: string): boolean {
+  return host === "127.0.0.1" || host === "localhost";
+}
+
+function send(res: ServerResponse, status: number, type: string, body: string): void {
+  res.writeHead(status, { "content-type": type, "content-length": Buffer.byteLength(body) }).end(body);
+}
+
+function fail(res: ServerResponse, status: number, message: string): void {
+  if (res.headersSent) return void res.end();
+  send(res, status, "text/plain; charset=utf-8", `${message}\n`);
+}

@@ -1,0 +1,101 @@
+import type { ProjectTask } from "../store/task-reader.ts";
+import type { InboxCommand } from "../inbox/inbox-command.ts";
+import { commandButton, commandList } from "./controls.ts";
+import type { DashboardReader, ProjectAutomation, ProjectRun } from "./dashboard-reader.ts";
+import { html, type SafeHtml } from "./html.ts";
+import { automationHref, duration, layout, preview, status, taskHref, time } from "./page-layout.ts";
+
+const DAY_MS = 86_400_000;
+
+export type AttentionItem = { kind: string; text: string; href: string; at?: number };
+
+export type HomeData = {
+  active: ProjectTask[];
+  recent: ProjectTask[];
+  attention: AttentionItem[];
+  automations: ProjectAutomation[];
+  runs: ProjectRun[];
+  commands: InboxCommand[];
+};
+
+export function readHome(reader: DashboardReader, project: string | undefined, now: number): HomeData {
+  const automations = reader.automations(project);
+  return {
+    active: reader.activeTasks(project),
+    recent: reader.recentTasks(project),
+    attention: attention(reader, automations, project, now - DAY_MS),
+    automations,
+    runs: reader.recentRuns(project),
+    commands: reader.commands(project, 10),
+  };
+}
+
+/** Failed runs of the last day, paused automations with the reason, evidence flags, report-to sessions gone. */
+function attention(reader: DashboardReader, automations: ProjectAutomation[], project: string | undefined, since: number): AttentionItem[] {
+  const items: AttentionItem[] = [];
+  for (const t of reader.failedSince(since, project)) {
+    items.push({ kind: "failed", text: `${t.description}: ${preview(t.error, 160)}`, href: taskHref(t.projectId, t.id), at: t.settledAt });
+  }
+  for (const a of automations) {
+    const href = automationHref(a.projectId, a.id);
+    if (!a.enabled && a.pausedReason) items.push({ kind: "paused", text: `${a.title}: ${a.pausedReason}`, href, at: a.updatedAt });
+    if (a.reportToGoneAt !== undefined) items.push({ kind: "report-to gone", text: `${a.title}: the session it reports to (${a.reportTo}) was deleted`, href, at: a.reportToGoneAt });
+  }
+  for (const flag of reader.evidenceFlags(since, project)) {
+    items.push({ kind: "evidence", text: `${flag.task.description}: ${flag.message}`, href: taskHref(flag.task.projectId, flag.task.id), at: flag.task.settledAt });
+  }
+  return items;
+}
+
+export function homePage(data: HomeData, frame: { projects: string[]; project?: string; path: string }, now: number): SafeHtml {
+  const back = frame.path;
+  const body = html`
+<section id="active"><h2>Running and queued (${data.active.length})</h2>${data.active.length ? taskTable(data.active, now, back, true) : html`<p class="none">Nothing running.</p>`}</section>
+<section id="attention"><h2>Needs attention (${data.attention.length})</h2>${attentionList(data.attention)}</section>
+${commandList(data.commands, now)}
+<section id="automations"><h2>Automations (${data.automations.length})</h2>${automationTable(data.automations)}</section>
+<section id="runs"><h2>Recent automation runs</h2>${runTable(data.runs)}</section>
+<section id="recent"><h2>Recent tasks</h2>${data.recent.length ? taskTable(data.recent, now, back, false) : html`<p class="none">No finished tasks.</p>`}</section>`;
+  return layout({ ...frame, title: "Home", attention: data.attention.length }, body);
+}
+
+function taskTable(tasks: ProjectTask[], now: number, back: string, live: boolean): SafeHtml {
+  return html`<table class="tasks"><thead><tr><th>task</th><th>status</th><th>${live ? "progress" : "result"}</th><th>${live ? "running for" : "took"}</th>${live ? html`<th></th>` : ""}</tr></thead><tbody>
+${tasks.map((t) => html`<tr data-task="${t.id}"><td><a href="${taskHref(t.projectId, t.id)}">${t.description}</a><div class="id">${t.id}</div></td>
+<td class="task-status">${status(t.status)}</td>
+<td>${live ? progress(t, now) : preview(t.error ?? t.result)}</td>
+<td>${live ? duration(t.startedAt ?? t.createdAt, now) : duration(t.startedAt ?? t.createdAt, t.settledAt)}</td>
+${live ? html`<td>${commandButton("cancel_task", t.projectId, t.id, back)}</td>` : ""}</tr>`)}</tbody></table>`;
+}
+
+function progress(t: ProjectTask, now: number): string {
+  const { toolCalls, lastTools, lastActivityAt } = t.progress;
+  const tools = lastTools.length ? `, last: ${lastTools.join(", ")}` : "";
+  return `${toolCalls} tool call${toolCalls === 1 ? "" : "s"}${tools}; active ${duration(lastActivityAt, now)} ago`;
+}
+
+function attentionList(items: AttentionItem[]): SafeHtml {
+  if (items.length === 0) return html`<p class="none">Nothing needs attention.</p>`;
+  return html`<ul class="attention">${items.map((i) => html`<li><span class="tag">${i.kind}</span> <a href="${i.href}">${i.text}</a> ${time(i.at)}</li>`)}</ul>`;
+}
+
+function automationTable(automations: ProjectAutomation[]): SafeHtml {
+  if (automations.length === 0) return html`<p class="none">No automations.</p>`;
+  return html`<table><thead><tr><th>automation</th><th>state</th><th>next run</th><th>last run</th></tr></thead><tbody>
+${automations.map((a) => html`<tr data-automation="${a.id}"><td><a href="${automationHref(a.projectId, a.id)}">${a.title}</a><div class="id">${a.id}</div></td>
+<td>${a.doneAt !== undefined ? status("done") : a.enabled ? status("enabled") : status("paused")}</td>
+<td>${a.enabled && a.doneAt === undefined ? time(nextRun(a)) : "-"}</td>
+<td>${a.lastRun ? html`${status(a.lastRun.status)} ${time(a.lastRun.endedAt ?? a.lastRun.createdAt)}` : "never"}</td></tr>`)}</tbody></table>`;
+}
+
+export function nextRun(a: ProjectAutomation): number | undefined {
+  const times = a.triggers.map((t) => t.nextAt).filter((n): n is number => n !== undefined);
+  return times.length ? Math.min(...times) : undefined;
+}
+
+function runTable(runs: ProjectRun[]): SafeHtml {
+  if (runs.length === 0) return html`<p class="none">No runs yet.</p>`;
+  return html`<table><thead><tr><th>automation</th><th>run</th><th>status</th><th>when</th><th>summary</th></tr></thead><tbody>
+${runs.map((r) => html`<tr><td><a href="${automationHref(r.projectId, r.automationId)}">${r.title ?? r.automationId}</a></td><td>${r.runNo ?? "-"} (${r.firedBy})</td>
+<td>${status(r.status)}</td><td>${time(r.startedAt ?? r.createdAt)}</td><td>${preview(r.summary ?? r.skipReason)}</td></tr>`)}</tbody></table>`;
+}

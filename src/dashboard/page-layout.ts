@@ -1,0 +1,59 @@
+import { formatTime } from "../cli/format-time.ts";
+import { formatDuration } from "../core/format-duration.ts";
+import { html, type SafeHtml } from "./html.ts";
+
+export type PageFrame = {
+  title: string;
+  /** Items needing attention: shown as "(n)" in the title. */
+  attention?: number;
+  projects: string[];
+  project?: string;
+  /** Where the project selector sends the user (the current path). */
+  path: string;
+};
+
+/** The whole document. Scripts and styles come from the server itself (CSP 'self'); no CDN. */
+export function layout(frame: PageFrame, body: SafeHtml): SafeHtml {
+  const title = `${frame.attention ? `(${frame.attention}) ` : ""}${frame.title} · background tasks`;
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title}</title><link rel="stylesheet" href="/app.css"><script src="/app.js" defer></script></head>
+<body><header><a class="home" href="/${frame.project ? html`?project=${encodeURIComponent(frame.project)}` : ""}">Background tasks</a>
+${projectSelector(frame)}<span class="live" id="live" title="live updates">●</span></header>
+<main id="main" data-live>${body}</main></body></html>`;
+}
+
+function projectSelector(frame: PageFrame): SafeHtml {
+  const option = (value: string, label: string) => html`<option value="${value}"${value === (frame.project ?? "") ? html` selected` : ""}>${label}</option>`;
+  return html`<form class="projects" method="get" action="/"><label>Project <select name="project" data-autosubmit>
+${option("", "all projects")}${frame.projects.map((p) => option(p, p))}</select></label><noscript><button>Show</button></noscript></form>`;
+}
+
+/** A time the browser rewrites in the user's own time zone (app.js); the server's local time without JS. */
+export function time(ms: number | undefined): SafeHtml {
+  if (ms === undefined) return html`<span class="none">-</span>`;
+  return html`<time datetime="${new Date(ms).toISOString()}" data-ts="${ms}">${formatTime(ms)}</time>`;
+}
+
+export function status(value: string): SafeHtml {
+  return html`<span class="status s-${value}">${value}</span>`;
+}
+
+export function duration(from: number | undefined, to: number | undefined): string {
+  return from === undefined || to === undefined ? "-" : formatDuration(to - from);
+}
+
+export function taskHref(projectId: string, id: string): string {
+  return `/task?project=${encodeURIComponent(projectId)}&id=${encodeURIComponent(id)}`;
+}
+
+export function automationHref(projectId: string, id: string): string {
+  return `/automation?project=${encodeURIComponent(projectId)}&id=${encodeURIComponent(id)}`;
+}
+
+/** One-line preview of untrusted text, cut at `max` characters. */
+export function preview(text: string | undefined, max = 120): string {
+  if (!text) return "";
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length <= max ? line : `${line.slice(0, max - 1)}…`;
+}

@@ -1,0 +1,47 @@
+import { parseRunBatchId } from "../automations/automation.ts";
+import type { TaskEvent } from "../core/task-store.ts";
+import { evidenceDetails } from "../evidence/evidence-summary.ts";
+import type { RunEvidence } from "../evidence/evidence-types.ts";
+import type { ProjectTask } from "../store/task-reader.ts";
+import type { InboxCommand } from "../inbox/inbox-command.ts";
+import { commandButton, commandList } from "./controls.ts";
+import { html, type SafeHtml } from "./html.ts";
+import { automationHref, duration, layout, status, time } from "./page-layout.ts";
+
+export type TaskData = { task: ProjectTask; events: TaskEvent[]; evidence: RunEvidence[]; commands: InboxCommand[] };
+
+const ACTIVE = ["queued", "running", "resumed"];
+
+export function taskPage(data: TaskData, frame: { projects: string[]; project?: string; path: string }, now: number): SafeHtml {
+  const t = data.task;
+  const run = parseRunBatchId(t.batchId);
+  const evidence = data.evidence.map(evidenceDetails).filter((text) => !/Files: none\n  Commands: none\n  Failed tools: none$/.test(text));
+  const body = html`
+<h1>${t.description}</h1>
+<dl class="fields">
+<dt>Task</dt><dd class="id">${t.id}</dd>
+<dt>Status</dt><dd id="task-status">${status(t.status)} ${ACTIVE.includes(t.status) ? commandButton("cancel_task", t.projectId, t.id, frame.path) : ""}</dd>
+<dt>Project</dt><dd>${t.projectId}</dd>
+<dt>Agent</dt><dd>${t.agent} (${t.model.providerID}/${t.model.modelID})</dd>
+<dt>Parent session</dt><dd class="id">${t.parentSessionID}</dd>
+<dt>Batch</dt><dd class="id">${t.batchId}${run ? html` — run ${run.runNo} of <a href="${automationHref(t.projectId, run.automationId)}">automation ${run.automationId}</a>` : ""}</dd>
+<dt>Created</dt><dd>${time(t.createdAt)}</dd>
+<dt>Started</dt><dd>${time(t.startedAt)}</dd>
+<dt>Settled</dt><dd>${time(t.settledAt)} (${ACTIVE.includes(t.status) ? `running for ${duration(t.startedAt ?? t.createdAt, now)}` : `took ${duration(t.startedAt ?? t.createdAt, t.settledAt)}`})</dd>
+<dt>Progress</dt><dd>${t.progress.toolCalls} tool calls${t.progress.lastTools.length ? `, last: ${t.progress.lastTools.join(", ")}` : ""}</dd>
+<dt>Open in OpenCode</dt><dd><code>opencode --session ${t.id}</code> (in the project's directory)</dd>
+</dl>
+${commandList(data.commands.filter((c) => c.targetId === t.id), now)}
+<h2>Prompt</h2><pre class="text" id="prompt">${t.prompt}</pre>
+${t.result !== undefined ? html`<h2>Result</h2><pre class="text" id="result">${t.result}</pre>` : ""}
+${t.error !== undefined ? html`<h2>Error</h2><pre class="text error" id="error">${t.error}</pre>` : ""}
+${t.result === undefined && t.error === undefined ? html`<h2>Result</h2><p class="none" id="result">None yet.</p>` : ""}
+${evidence.length ? html`<h2>Evidence</h2><pre class="text" id="evidence">${evidence.join("\n")}</pre>` : ""}
+<h2>Timeline</h2>${timeline(data.events, t.createdAt)}`;
+  return layout({ ...frame, title: t.description }, body);
+}
+
+function timeline(events: TaskEvent[], start: number): SafeHtml {
+  if (events.length === 0) return html`<p class="none">No events.</p>`;
+  return html`<table class="timeline"><tbody>${events.map((e) => html`<tr><td>${time(e.at)}</td><td>+${duration(start, e.at)}</td><td>${e.kind}</td><td>${e.detail ?? ""}</td></tr>`)}</tbody></table>`;
+}

@@ -1,0 +1,40 @@
+import type { SqliteDatabase } from "../store/sqlite-driver.ts";
+import { rowToCommand, type CommandKind, type InboxCommand } from "./inbox-command.ts";
+
+/**
+ * The durable inbox (migration 7): the dashboard inserts commands, a plugin instance of the
+ * command's project claims each one in a transaction (so with several OpenCode processes on
+ * one database exactly one applies it) and records the outcome.
+ */
+export class CommandInbox {
+  constructor(private readonly db: SqliteDatabase) {}
+
+  submit(projectId: string, kind: CommandKind, targetId: string, now: number): InboxCommand {
+    this.db.prepare("INSERT INTO dashboard_commands (project_id, kind, target_id, status, created_at) VALUES (?, ?, ?, 'pending', ?)")
+      .run(projectId, kind, targetId, now);
+    const row = this.db.prepare("SELECT * FROM dashboard_commands WHERE id = last_insert_rowid()").get()!;
+    return rowToCommand(row);
+  }
+
+  pending(projectId: string): InboxCommand[] {
+    return this.db.prepare("SELECT * FROM dashboard_commands WHERE project_id = ? AND status = 'pending' ORDER BY id")
+      .all(projectId).map(rowToCommand);
+  }
+
+  /** True when this caller won the command; false when another instance already has it. */
+  claim(id: number, by: string, now: number): boolean {
+    return this.db.transaction(() =>
+      this.db.prepare("UPDATE dashboard_commands SET status = 'claimed', claimed_by = ?, claimed_at = ? WHERE id = ? AND status = 'pending'")
+        .run(by, now, id).changes === 1,
+    );
+  }
+
+  finish(id: number, status: "done" | "failed", outcome: string, now: number): void {
+    this.db.prepare("UPDATE dashboard_commands SET status = ?, outcome = ?, ended_at = ? WHERE id = ?").run(status, outcome, now, id);
+  }
+
+  get(id: number): InboxCommand | undefined {
+    const row = this.db.prepare("SELECT * FROM dashboard_commands WHERE id = ?").get(id);
+    return row && rowToCommand(row);
+  }
+}

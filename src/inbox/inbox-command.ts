@@ -1,0 +1,43 @@
+import type { SqlRow } from "../store/sqlite-driver.ts";
+
+/** What the dashboard can ask of the plugin: cancel a task, or act on an automation. */
+export type CommandKind = "cancel_task" | "pause" | "resume" | "run_now" | "delete";
+export const COMMAND_KINDS: readonly CommandKind[] = ["cancel_task", "pause", "resume", "run_now", "delete"];
+
+/** pending → claimed (by one plugin instance) → done | failed (outcome says why). */
+export type CommandStatus = "pending" | "claimed" | "done" | "failed";
+
+export type InboxCommand = {
+  id: number;
+  projectId: string;
+  kind: CommandKind;
+  /** The task id (cancel_task) or the automation id. */
+  targetId: string;
+  status: CommandStatus;
+  createdAt: number;
+  claimedBy?: string;
+  claimedAt?: number;
+  endedAt?: number;
+  /** What happened, or why it failed. */
+  outcome?: string;
+};
+
+export function isCommandKind(value: string): value is CommandKind {
+  return (COMMAND_KINDS as readonly string[]).includes(value);
+}
+
+export function rowToCommand(row: SqlRow): InboxCommand {
+  const command: InboxCommand = {
+    id: Number(row.id),
+    projectId: String(row.project_id),
+    kind: row.kind as CommandKind,
+    targetId: String(row.target_id),
+    status: row.status as CommandStatus,
+    createdAt: Number(row.created_at),
+  };
+  if (row.claimed_by != null) command.claimedBy = String(row.claimed_by);
+  if (row.claimed_at != null) command.claimedAt = Number(row.claimed_at);
+  if (row.ended_at != null) command.endedAt = Number(row.ended_at);
+  if (row.outcome != null) command.outcome = String(row.outcome);
+  return command;
+}
