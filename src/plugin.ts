@@ -19,6 +19,8 @@ import { EvidenceService } from "./evidence/evidence-service.ts";
 import { SqliteEvidenceStore } from "./store/sqlite-evidence-store.ts";
 import { askForAutomationsByDefault, createAutomations } from "./automations/create-automations.ts";
 import type { AutomationService } from "./automations/automation-service.ts";
+import { InboxApplier } from "./inbox/inbox-applier.ts";
+import { commandApplier } from "./inbox/apply-command.ts";
 
 const DAY_MS = 86_400_000;
 
@@ -56,10 +58,12 @@ function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
   }
   const forkTransform = new ForkContextTransform(forkLimits(options));
   const automations = startAutomations(options, { store, manager, host, clock: systemClock }, onCrash);
-  manager.start().then(() => automations?.start()).catch((error) => onCrash("Starting background tasks failed", error));
+  const inbox = new InboxApplier(store.db, store.projectId, commandApplier(manager, automations), systemClock, onCrash);
+  manager.start().then(() => automations?.start()).catch((error) => onCrash("Starting background tasks failed", error)).finally(() => inbox.start());
   return {
     dispose: async () => {
       stopStats();
+      inbox.stop();
       automations?.stop();
       retention.stop();
       manager.dispose();

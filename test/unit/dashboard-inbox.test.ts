@@ -1,0 +1,102 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, beforeEach, describe, it } from "node:test";
+import { systemClock } from "../../src/core/clock.ts";
+import { CommandInbox } from "../../src/inbox/command-inbox.ts";
+import { InboxApplier } from "../../src/inbox/inbox-applier.ts";
+import type { InboxCommand } from "../../src/inbox/inbox-command.ts";
+import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
+
+describe("dashboard command inbox", () => {
+  const dir = mkdtempSync(join(tmpdir(), "inbox-"));
+  let n = 0;
+  let path: string;
+  beforeEach(() => {
+    path = join(dir, `db${n++}.sqlite`);
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** A plugin instance of `project` on its own connection, recording what it applied. */
+  function instance(project: string, apply: (c: InboxCommand) => Promise<string> = async () => "ok") {
+    const store = SqliteTaskStore.open({ path, projectId: project });
+    const applied: number[] = [];
+    const applier = new InboxApplier(store.db, project, async (c) => (applied.push(c.id), apply(c)), systemClock, (m, e) => assert.fail(`${m}: ${e}`));
+    return { store, applier, applied };
+  }
+
+  function dashboard() {
+    const store = SqliteTaskStore.open({ path, projectId: "dashboard" });
+    return { inbox: new CommandInbox(store.db), close: () => store.close() };
+  }
+
+  it("exactly one of two OpenCode processes of a project applies a command, and only that project's", async () => {
+    const a = instance("proj");
+    const b = instance("proj");
+    const other = instance("elsewhere");
+    const page = dashboard();
+    const mine = page.inbox.submit("proj", "cancel_task", "ses_1", 1);
+    const theirs = page.inbox.submit("other_proj", "pause", "au_1", 1);
+    for (const i of [a, b, other]) i.applier.check();
+    await Promise.all([a, b, other].map((i) => i.applier.idle()));
+    assert.deepEqual([...a.applied, ...b.applied], [mine.id]);
+    assert.deepEqual(other.applied, []);
+    const done = page.inbox.get(mine.id)!;
+    assert.equal(done.status, "done");
+    assert.equal(done.outcome, "ok");
+    assert.equal(page.inbox.get(theirs.id)!.status, "pending", "no OpenCode of that project: it stays pending");
+    const again = page.inbox.submit("proj", "pause", "au_2", 1);
+    assert.equal(new CommandInbox(a.store.db).claim(again.id, "a", 2), true);
+    assert.equal(new CommandInbox(b.store.db).claim(again.id, "b", 2), false, "a claimed row cannot be claimed again");
+    for (const i of [a, b, other]) i.store.close();
+    page.close();
+  });
+
+  it("records why a command failed", async () => {
+    const a = instance("proj", async () => {
+      throw new Error("No task ses_9 in this project.");
+    });
+    const page = dashboard();
+    const c = page.inbox.submit("proj", "cancel_task", "ses_9", 1);
+    a.applier.check();
+    await a.applier.idle();
+    const failed = page.inbox.get(c.id)!;
+    assert.equal(failed.status, "failed");
+    assert.equal(failed.outcome, "No task ses_9 in this project.");
+    assert.ok(failed.claimedBy?.startsWith("pid"));
+    a.store.close();
+    page.close();
+  });
+
+  it("looks at the inbox only when another connection committed", async () => {
+    const a = instance("proj");
+    const page = dashboard();
+    a.applier.check();
+    await a.applier.idle();
+    // Written on the plugin's own connection: data_version does not move, so the poll does not look.
+    new CommandInbox(a.store.db).submit("proj", "pause", "au_own", 1);
+    a.applier.check();
+    await a.applier.idle();
+    assert.equal(a.applied.length, 0);
+    const c = page.inbox.submit("proj", "pause", "au_2", 1);
+    a.applier.check();
+    await a.applier.idle();
+    assert.ok(a.applied.includes(c.id));
+    a.store.close();
+    page.close();
+  });
+
+  it("polls on an unref'd timer that stop ends, and never starts after a stop", async () => {
+    const a = instance("proj");
+    a.applier.stop();
+    a.applier.start();
+    const page = dashboard();
+    page.inbox.submit("proj", "pause", "au_3", 1);
+    // The poll period is 500 ms; waiting two periods shows it did not run.
+    await new Promise((r) => setTimeout(r, 1100));
+    assert.deepEqual(a.applied, []);
+    a.store.close();
+    page.close();
+  });
+});
