@@ -215,13 +215,16 @@ describe("opencode-background-tasks CLI", () => {
   it("wrong usage exits 2 with a pointer to --help", () => {
     const cases: [string[], RegExp][] = [
       [[], /No command given/],
-      [["frob"], /Unknown command 'frob'\. Commands: list, show, export\./],
+      [["frob"], /Unknown command 'frob'\. Commands: list, show, export, dashboard\./],
       [["list", "--status", "done"], /Unknown status 'done'\. Statuses: queued, running, resumed, completed, error, cancelled\./],
       [["show"], /show needs a task id/],
       [["show", "a", "b"], /show takes one task id/],
       [["show", "a", "--status", "running"], /--status does not apply to show/],
       [["list", "extra"], /Unexpected argument 'extra' for list/],
       [["list", "--bogus"], /Unknown option '--bogus'\./],
+      [["dashboard", "--port", "http"], /--port http is not a port/],
+      [["dashboard", "--port", "70000"], /--port 70000 is not a port/],
+      [["list", "--port", "1"], /--port does not apply to list/],
     ];
     for (const [argv, message] of cases) {
       const result = run(argv);
