@@ -1,4 +1,4 @@
-import type { Run, Trigger } from "./automation.ts";
+import { ACTIVE_RUN, type Run, type Trigger } from "./automation.ts";
 import type { AutomationContext } from "./automation-context.ts";
 import type { Firing, RunStarter } from "./run-starter.ts";
 import { nextOccurrence, occurrencesBetween } from "./trigger-spec.ts";
@@ -101,7 +101,9 @@ export class AutomationScheduler {
           skipReason: "missed", missedCount: missed.count, missedUntil: missed.last, createdAt: now,
         });
         if (!row) return []; // another process recorded these
-        if (fireAt === undefined && a.catchUp === "once") firings.push({ triggerId: trigger.id, firedBy: "catch_up" });
+        // Once per definition: a catch-up already running (another trigger's) covers this one too.
+        const catching = store.runsWithStatus(a.id, ACTIVE_RUN).length > 0;
+        if (fireAt === undefined && a.catchUp === "once" && !catching) firings.push({ triggerId: trigger.id, firedBy: "catch_up" });
       }
       if (fireAt !== undefined) firings.push({ triggerId: trigger.id, firedBy: "schedule", plannedAt: fireAt });
       store.saveTrigger({ ...trigger, lastPlannedAt: occ.last, nextAt: nextOccurrence(trigger, occ.last) });

@@ -20,6 +20,15 @@ export class FakeClock implements Clock {
     this.timers.delete(handle as number);
   }
 
+  /**
+   * The wall clock jumps (NTP, a laptop waking up) while pending timers keep their remaining
+   * delay, as real timers do (they run on a monotonic clock). Nothing fires until `advance`.
+   */
+  jump(ms: number): void {
+    this.time += ms;
+    for (const timer of this.timers.values()) timer.at += ms;
+  }
+
   pendingTimers(): number {
     return this.timers.size;
   }
