@@ -85,7 +85,7 @@ export class TaskLauncher {
     });
     notifier.setActivity(input.parentSessionID, "busy");
     const mine = claimed.find((t) => t.id === id);
-    void scheduler.startAll(claimed.filter((t) => t !== mine));
+    ctx.log.detach("Could not start queued background tasks", scheduler.startAll(claimed.filter((t) => t !== mine)));
     this.parts.polling();
     if (mine) {
       // This call's answer reports a failed start: the parent is not notified of it as well.
