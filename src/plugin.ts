@@ -72,6 +72,7 @@ function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
       } catch (error) {
         onCrash("Closing the background tasks database failed", error);
       }
+      host.log("info", "background tasks disposed").catch(() => undefined);
     },
     tool: buildTools({ manager, clock: systemClock, options, onCrash, evidence, automations }),
     config: async (config) => {

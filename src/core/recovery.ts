@@ -36,6 +36,7 @@ async function recoverTask(parts: Parts, task: Task, onInterrupted: "resume" | "
     return;
   }
   const recent = await ctx.host.recentMessages(task.id, RECENT_MESSAGES);
+  if (abortedUnderUs(task, recent)) return handleInterrupted(parts, task, onInterrupted);
   const verdict = judgeCompletion(task, recent);
   if (verdict.kind === "completed") life.settle(task.id, "completed", { result: verdict.result });
   else if (verdict.kind === "error") life.settle(task.id, "error", { error: verdict.error });
@@ -80,6 +81,16 @@ function interruptedNote(task: Task): string {
 }
 
 /** A prompt sent in the last few seconds whose run has not started yet is not an interruption. */
+/**
+ * The child's last run was aborted while the task still counts as running: nobody cancelled it
+ * (a cancel, or a user's abort heard by a running plugin, settles the task). OpenCode aborts the
+ * runs of an instance it disposes before the plugin is disposed: that is an interruption.
+ */
+function abortedUnderUs(task: Task, recent: HostMessage[]): boolean {
+  const last = recent.at(-1);
+  return last?.role === "assistant" && last.aborted === true && last.createdAt >= task.promptedAt;
+}
+
 function isFreshPrompt(task: Task, recent: HostMessage[], now: number): boolean {
   return recent.at(-1)?.role === "user" && now - task.promptedAt < 5000;
 }

@@ -195,8 +195,9 @@ export class TaskManager {
 
   /** One status call for every session: settles missed idles, delivers held notifications, enforces limits. */
   async poll(): Promise<void> {
+    if (this.disposed) return;
     await this.watch.poll();
-    await this.scheduler.startQueued();
+    if (!this.disposed) await this.scheduler.startQueued();
   }
 
   /** Timers, listeners and per-task entries still held; all zero when nothing runs or waits. */

@@ -11,6 +11,8 @@ export type HostMessage = {
   toolCallsPending: boolean;
   /** The provider's error message, when the assistant message failed. */
   error?: string;
+  /** The run was aborted (MessageAbortedError): by a user, or by OpenCode disposing the instance. */
+  aborted?: boolean;
   /** The message's text parts joined (no tool output, no reasoning). */
   text: string;
   /** A user message: the agent and model the session runs with from it on. */

@@ -164,3 +164,22 @@ describe("progress", () => {
     assert.equal(f.host.messageCalls, 0);
   });
 });
+
+describe("recovery", () => {
+  it("a run aborted while its task still counts as running (OpenCode disposed the instance) is told to continue", async () => {
+    const f = coreFixture();
+    const id = await f.launch();
+    f.manager.dispose();
+    await f.clock.advance(10);
+    const now = f.clock.now();
+    f.host.sessions.get(id)!.messages.push({ id: "msg_ab", role: "assistant", createdAt: now, completedAt: now, toolCallsPending: false, text: "", error: "Aborted", aborted: true });
+    f.host.sessions.get(id)!.activity = "idle";
+    const { TaskManager } = await import("../../src/core/task-manager.ts");
+    const { DEFAULT_OPTIONS } = await import("../../src/options.ts");
+    const reloaded = new TaskManager(f.host, f.store, f.clock, DEFAULT_OPTIONS);
+    await reloaded.start();
+    assert.equal(f.store.get(id)!.status, "running");
+    assert.match(f.host.promptsTo(id).at(-1)!.text, /Continue where you left off/);
+    reloaded.dispose();
+  });
+});
