@@ -146,7 +146,9 @@ export class EvidenceService implements TaskHooks {
     void this.life.notifier.deliver(task.parentSessionID);
   }
 
+  /** Never for a task that does not notify its parent (an automation's: its layer tells by its own policy). */
   private wantsMilestones(task: Task, spec: TaskEvidenceSpec | undefined): boolean {
+    if (task.notify === false) return false;
     return spec?.milestones ?? this.config.milestones;
   }
 

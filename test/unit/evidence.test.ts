@@ -169,6 +169,21 @@ describe("stalled loops", () => {
     assert.deepEqual(f.host.aborted, [id]);
   });
 
+  it("answers without a tool call in between, limit times in a row, are a loop too", async () => {
+    const f = setup({ stalledLoopLimit: 3 });
+    const id = await f.launch();
+    const answerEvent = (n: number, toolCallsPending: boolean) => f.host.emit({ type: "message", sessionID: id, message: { id: `msg_a${n}`, role: "assistant", createdAt: n, completedAt: n + 1, toolCallsPending } });
+    answerEvent(1, false);
+    answerEvent(1, false); // the same message again is not another answer
+    answerEvent(2, true);
+    await f.toolCall(id, "read", { filePath: "x" });
+    answerEvent(3, false);
+    answerEvent(4, false);
+    assert.equal(f.store.get(id)!.status, "running");
+    answerEvent(5, false);
+    assert.match(f.store.get(id)!.error ?? "", /^stalled_loop: the child repeated 3 answers in a row without a new tool call\./);
+  });
+
   it("different inputs are not a loop", async () => {
     const f = setup({ stalledLoopLimit: 3 });
     const id = await f.launch();
