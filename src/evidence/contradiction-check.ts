@@ -2,7 +2,7 @@ import { basename } from "node:path";
 import type { CommandEvidence, Contradiction, FileEvidence } from "./evidence-types.ts";
 
 const CLAIM = /\b(wrote|written|created|saved|generated|produced)\b/i;
-const HEDGE = /\b(not|never|unable|cannot|can't|couldn't|didn't|wasn't|failed|without|will|would|should|could|might|going to|need to|please|if|instead of)\b|\?/i;
+const HEDGE = /\b(not|never|unable|cannot|can't|couldn't|didn't|wasn't|failed|without|will|would|should|could|might|going to|need to|please|if|instead of|removed|deleted|cleaned up)\b|\?/i;
 const FILE = /(?:^|[\s`'"(*])((?:[\w.-]+\/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7})(?=$|[\s`'"),:;!?*]|\.(?:\s|$))/g;
 const TESTS_PASS = /\b(?:tests?|test suite|specs?)\b[^.!?\n]{0,40}\b(?:pass(?:es|ed|ing)?|succeed(?:s|ed)?|green)\b/i;
 // A test runner, not the shell's own `test -f x`.

@@ -1,6 +1,6 @@
 import type { TaskManager } from "../core/task-manager.ts";
 import { TaskError } from "../core/errors.ts";
-import { defineTool } from "./tool-kit.ts";
+import { defineTool, type CallContext } from "./tool-kit.ts";
 
 const DESCRIPTION = `Run work in a background child agent session while this conversation goes on. Returns at once with a task id; you are notified in this session when it finishes (or read it with background_output).
 - Fresh: give description, prompt and agent.
@@ -44,6 +44,7 @@ export function backgroundTaskTool({ manager, onCrash }: Deps) {
         const task = await manager.resume(args.resume, args.prompt, call.agent, call.model);
         return `Resumed background task ${task.id} (resume #${task.resumeCount}). You will be notified when it answers; or call background_output with task_id "${task.id}".`;
       }
+      if (args.expect?.command) await allowCommand(args.expect.command, call);
       const task = await manager.launch({
         parentSessionID: call.sessionID, parentMessageID: call.messageID, parentAgent: call.agent,
         parentModel: call.model, description: args.description, prompt: args.prompt, agent: args.agent, fork: args.fork,
@@ -58,4 +59,16 @@ export function backgroundTaskTool({ manager, onCrash }: Deps) {
       ].join("\n");
     },
   });
+}
+
+/**
+ * The plugin runs `expect.command` itself, outside the child's bash tool: the user's own bash
+ * permission rules decide first (allowed, asked, or denied), as for a command the child would run.
+ */
+async function allowCommand(command: string, call: CallContext): Promise<void> {
+  try {
+    await call.ask?.({ permission: "bash", patterns: [command], always: [command], metadata: { command, description: "expect.command of a background task" } });
+  } catch {
+    throw new TaskError(`Running \`${command}\` after the task was not allowed (bash permission). Launch it without expect.command, or with a command the user allows.`);
+  }
 }

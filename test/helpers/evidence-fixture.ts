@@ -25,8 +25,8 @@ export function evidenceFixture(overrides: Partial<Options & EvidenceConfig> = {
   const tools = buildTools({ manager: f.manager, clock: f.clock, options, onCrash: (m) => f.crashes.push(m), evidence });
   let messageSeq = 0;
 
-  async function call(name: string, args: unknown) {
-    const context = { sessionID: PARENT, messageID: `msg_p${++messageSeq}`, agent: "build", abort: new AbortController().signal, extra: { model: { id: "mock-model", providerID: "mock" } } };
+  async function call(name: string, args: unknown, ask?: (input: unknown) => Promise<void>) {
+    const context = { sessionID: PARENT, messageID: `msg_p${++messageSeq}`, agent: "build", abort: new AbortController().signal, ask, extra: { model: { id: "mock-model", providerID: "mock" } } };
     return String(await tools[name].execute(args as never, context as never));
   }
 

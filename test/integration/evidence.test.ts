@@ -31,7 +31,11 @@ function responder(req: MockRequest): MockReply | Promise<MockReply> {
 describe("evidence on the real host", () => {
   let stack: Stack;
   before(async () => {
-    stack = await startStack({ responder, pluginOptions: { pollIntervalMs: 500, maxContinuations: 2, stalledLoopLimit: 5 } });
+    stack = await startStack({
+      responder,
+      pluginOptions: { pollIntervalMs: 500, maxContinuations: 2, stalledLoopLimit: 5 },
+      config: { permission: { bash: { "*": "allow", "echo forbidden*": "deny" } } }, // the last matching rule wins
+    });
   });
   after(async () => {
     await stack?.stop();
@@ -68,6 +72,12 @@ describe("evidence on the real host", () => {
       launch("looper", `LOOP bash ${JSON.stringify({ command: "echo again", description: "again" })}`),
       launch("follower", write("followed.md", "x\n"), { expect: { files: ["followed.md"] }, milestones: true }),
     ]);
+
+    // expect.command obeys the user's bash permission rules.
+    const denied = await stack.newSession("parent: denied command");
+    await stack.say(denied, call("background_task", { description: "denied", prompt: "REPLY x", agent: "general", expect: { command: "echo forbidden thing" } }));
+    const [refusal] = await toolOutputs(stack, denied, "background_task");
+    assert.match(refusal!, /Running `echo forbidden thing` after the task was not allowed \(bash permission\)/);
 
     // A child that really wrote a file: listed, verified against the file before the write (tool.execute.before).
     const written = await settled(writer.parent, writer.id);

@@ -149,6 +149,19 @@ describe("expect", () => {
     assert.equal(f.store.get(id)!.status, "completed");
   });
 
+  it("expect.command goes through the user's bash permission first; a refusal launches nothing", async () => {
+    const f = setup();
+    const asked: unknown[] = [];
+    const refused = await f.call("background_task", { description: "d", prompt: "p", agent: "general", expect: { command: "rm -rf build" } }, async (input) => {
+      asked.push(input);
+      throw new Error("rejected");
+    });
+    assert.match(refused, /Running `rm -rf build` after the task was not allowed \(bash permission\)/);
+    assert.equal(f.store.list().length, 0);
+    assert.deepEqual(asked, [{ permission: "bash", patterns: ["rm -rf build"], always: ["rm -rf build"], metadata: { command: "rm -rf build", description: "expect.command of a background task" } }]);
+    assert.match(await f.call("background_task", { description: "d", prompt: "p", agent: "general", expect: { command: "npm test" } }, async () => undefined), /task_id: /);
+  });
+
   it("refuses an empty expect, and expect on a resume, changing nothing", async () => {
     const f = setup();
     assert.match(await f.call("background_task", { description: "d", prompt: "p", agent: "general", expect: {} }), /expect needs "files"/);
