@@ -5,6 +5,8 @@ Usage:
   opencode-background-tasks show <task id or unique prefix> [--json]
   opencode-background-tasks export [--json]
   opencode-background-tasks dashboard [--port 4098] [--host 127.0.0.1] [--open]
+  opencode-background-tasks automations [--project <id>] [--json]
+  opencode-background-tasks runs <automation id or unique prefix> [--json]
   opencode-background-tasks --help
 
 Commands:
@@ -14,6 +16,9 @@ Commands:
   export   Everything in the database (tasks, events, notifications) as JSON.
   dashboard  A live web page of tasks and automations, with cancel, pause, resume, run now and
            delete. Prints its URL (with a one-time token); Ctrl-C stops it.
+  automations  Automations (scheduled background tasks) with state (paused and why), triggers,
+           next run and last run.
+  runs     One automation's run history, newest first: runs, skips and missed occurrences.
 
 Options:
   --db <path>         The database file. Default: $XDG_DATA_HOME/opencode-background-tasks/tasks.db

@@ -2,6 +2,7 @@ import { defaultDbPath } from "../store/default-db-path.ts";
 import { CliError } from "./cli-error.ts";
 import { processIo, type CliIo } from "./cli-io.ts";
 import { dashboardCommand } from "./dashboard-command.ts";
+import { automationsCommand, runsCommand } from "./automations-command.ts";
 import { exportCommand } from "./export-command.ts";
 import { HELP_TEXT } from "./help-text.ts";
 import { listCommand } from "./list-command.ts";
@@ -19,6 +20,10 @@ export function main(argv: string[], io: CliIo = processIo): number {
     }
     const dbPath = args.db ?? defaultDbPath(io.env);
     if (args.command === "dashboard") return dashboardCommand(dbPath, args, io);
+    if (args.command === "automations" || args.command === "runs") {
+      (args.command === "automations" ? automationsCommand : runsCommand)(dbPath, args, io);
+      return 0;
+    }
     const reader = openReader(dbPath);
     try {
       if (args.command === "list") listCommand(reader, args, io);

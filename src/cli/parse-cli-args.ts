@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import type { TaskStatus } from "../core/task.ts";
 import { usageError } from "./cli-error.ts";
 
-export type CliCommand = "list" | "show" | "export" | "dashboard" | "help";
+export type CliCommand = "list" | "show" | "export" | "dashboard" | "automations" | "runs" | "help";
 
 export type CliArgs = {
   command: CliCommand;
@@ -38,6 +38,8 @@ const ALLOWED_OPTIONS: Record<Exclude<CliCommand, "help">, string[]> = {
   show: ["db", "json"],
   export: ["db", "json"],
   dashboard: ["db", "port", "host", "open"],
+  automations: ["db", "project", "json"],
+  runs: ["db", "project", "json"],
 };
 
 const STATUSES: Record<TaskStatus, true> = { queued: true, running: true, resumed: true, completed: true, error: true, cancelled: true };
@@ -47,7 +49,7 @@ export function parseCliArgs(argv: string[]): CliArgs {
   const [command, ...operands] = positionals;
   if (values.help || command === "help") return { command: "help", operands: [], all: false, json: false };
   if (command === undefined) throw usageError("No command given.");
-  if (!isCommand(command)) throw usageError(`Unknown command '${command}'. Commands: list, show, export, dashboard.`);
+  if (!isCommand(command)) throw usageError(`Unknown command '${command}'. Commands: list, show, export, dashboard, automations, runs.`);
   for (const name of Object.keys(values)) {
     if (!ALLOWED_OPTIONS[command].includes(name)) throw usageError(`--${name} does not apply to ${command}.`);
   }
@@ -91,7 +93,10 @@ function checkOperands(command: Exclude<CliCommand, "help">, operands: string[])
   if (command === "show" && operands.length !== 1) {
     throw usageError(operands.length ? "show takes one task id." : "show needs a task id (or a unique prefix of one).");
   }
-  if (command !== "show" && operands.length) throw usageError(`Unexpected argument '${operands[0]}' for ${command}.`);
+  if (command === "runs" && operands.length !== 1) {
+    throw usageError(operands.length ? "runs takes one automation id." : "runs needs an automation id (or a unique prefix of one).");
+  }
+  if (command !== "show" && command !== "runs" && operands.length) throw usageError(`Unexpected argument '${operands[0]}' for ${command}.`);
 }
 
 function parseStatuses(values: string[]): TaskStatus[] {

@@ -1,0 +1,58 @@
+import { DashboardReader, type ProjectAutomation } from "../dashboard/dashboard-reader.ts";
+import { StoreUnavailableError } from "../store/store-unavailable-error.ts";
+import { describeTrigger } from "../automations/trigger-spec.ts";
+import { nextRunText, runLine, stateText } from "../automations/automation-text.ts";
+import { CliError } from "./cli-error.ts";
+import type { CliArgs } from "./parse-cli-args.ts";
+import type { CliIo } from "./cli-io.ts";
+import { formatTable, type Column } from "./format-table.ts";
+
+const COLUMNS: Column<ProjectAutomation>[] = [
+  { header: "ID", value: (a) => a.id },
+  { header: "TITLE", value: (a) => a.title, maxWidth: 30 },
+  { header: "STATE", value: (a) => stateText(a), maxWidth: 50 },
+  { header: "TRIGGERS", value: (a) => a.triggers.map((t) => describeTrigger(t.spec)).join(", ") || "task_run only", maxWidth: 40 },
+  { header: "NEXT RUN", value: (a) => nextRunText(a.triggers, a) },
+  { header: "LAST RUN", value: (a) => (a.lastRun ? `#${a.lastRun.runNo ?? "-"} ${a.lastRun.status}` : "-") },
+  { header: "PROJECT", value: (a) => a.projectId, maxWidth: 16 },
+];
+
+/** `automations`: every automation with its state (paused and why), triggers and next run. */
+export function automationsCommand(dbPath: string, args: CliArgs, io: CliIo): void {
+  withReader(dbPath, (reader) => {
+    const all = reader.automations(args.project);
+    if (args.json) return io.stdout(JSON.stringify(all, null, 2) + "\n");
+    if (all.length === 0) return io.stdout("No automations.\n");
+    io.stdout(formatTable(all, COLUMNS));
+  });
+}
+
+/** `runs <automation>`: its history, newest first. */
+export function runsCommand(dbPath: string, args: CliArgs, io: CliIo): void {
+  withReader(dbPath, (reader) => {
+    const wanted = args.operands[0]!;
+    const matches = reader.automations(args.project).filter((a) => a.id === wanted || a.id.startsWith(wanted));
+    if (matches.length !== 1) {
+      throw new CliError(matches.length ? `'${wanted}' matches ${matches.length} automations; give more of the id.` : `No automation has an id starting with '${wanted}'. Run \`opencode-background-tasks automations\` to see them.`, 1);
+    }
+    const a = matches[0]!;
+    const runs = reader.runs(a.projectId, a.id, { limit: 200 });
+    if (args.json) return io.stdout(JSON.stringify({ automation: a, runs }, null, 2) + "\n");
+    io.stdout(`${a.id} "${a.title}": ${stateText(a)}\n${runs.length ? runs.map((r) => runLine(r, a.triggers)).join("\n") : "No runs yet."}\n`);
+  });
+}
+
+function withReader(dbPath: string, fn: (reader: DashboardReader) => void): void {
+  let reader: DashboardReader;
+  try {
+    reader = DashboardReader.open(dbPath);
+  } catch (error) {
+    if (!(error instanceof StoreUnavailableError)) throw error;
+    throw new CliError(`${error.message}\nTo read another file, pass --db <path>.`, 1);
+  }
+  try {
+    fn(reader);
+  } finally {
+    reader.close();
+  }
+}
