@@ -55,7 +55,7 @@ async function directRun(mock: MockModel, tasks: number): Promise<Run> {
   }
 }
 
-async function allAnswered(server: OpencodeServer, children: string[]): Promise<boolean> {
+export async function allAnswered(server: OpencodeServer, children: string[]): Promise<boolean> {
   for (const id of children) {
     const messages = (await server.client.session.messages({ path: { id }, query: { limit: 1 } })).data ?? [];
     if (messages.at(-1)?.info.role !== "assistant") return false;
@@ -77,7 +77,7 @@ async function pluginRun(mock: MockModel, tasks: number, label: string, options:
 }
 
 /** Launches `tasks` tasks, BATCH per parent message. */
-async function launch(stack: Stack, parent: string, tasks: number, prompt: (i: number) => string): Promise<void> {
+export async function launch(stack: Stack, parent: string, tasks: number, prompt: (i: number) => string): Promise<void> {
   for (let first = 0; first < tasks; first += BATCH) {
     const lines = [];
     for (let i = first; i < Math.min(tasks, first + BATCH); i++) lines.push(call("background_task", { description: `load ${i}`, prompt: prompt(i), agent: "general" }));

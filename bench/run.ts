@@ -1,6 +1,6 @@
 /**
  * Runs the benchmarks and prints each one's figures beside the baseline it measures in the same
- * run. `npm run bench` runs all; `npm run bench -- notify|fork|store|load|evidence` runs the ones named.
+ * run. `npm run bench` runs all; `npm run bench -- notify|fork|store|load|evidence|rss` runs the ones named.
  * The store runs twice: under Node (better-sqlite3, as the CLI) and under Bun (bun:sqlite, as
  * inside OpenCode).
  */
@@ -11,6 +11,7 @@ import { runForkBench } from "./fork.ts";
 import { runStoreBench } from "./store.ts";
 import { formatStoreBench } from "./store-report.ts";
 import { runEvidenceBench } from "./evidence.ts";
+import { runRssBench } from "./rss.ts";
 
 const benches: Record<string, () => Promise<void> | void> = {
   fork: () => void runForkBench(),
@@ -22,6 +23,7 @@ const benches: Record<string, () => Promise<void> | void> = {
   notify: async () => void (await runNotifyBench()),
   load: async () => void (await runLoadBench()),
   evidence: async () => void (await runEvidenceBench()),
+  rss: async () => void (await runRssBench()),
 };
 
 const chosen = process.argv.slice(2);
