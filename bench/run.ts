@@ -1,8 +1,8 @@
 /**
  * Runs the benchmarks and prints each one's figures beside the baseline it measures in the same
- * run. `npm run bench` runs all; `npm run bench -- notify|fork|store|load|evidence|rss` runs the ones named.
- * The store runs twice: under Node (better-sqlite3, as the CLI) and under Bun (bun:sqlite, as
- * inside OpenCode).
+ * run. `npm run bench` runs all; `npm run bench -- notify|fork|store|load|evidence|rss|shared-db` runs the ones named.
+ * The store and shared-db run twice: under Node (better-sqlite3, as the CLI) and under Bun
+ * (bun:sqlite, as inside OpenCode). rss takes the real-host lock itself: do not run it under flock.
  */
 import { spawnSync } from "node:child_process";
 import { runNotifyBench } from "./notify.ts";
@@ -12,6 +12,7 @@ import { runStoreBench } from "./store.ts";
 import { formatStoreBench } from "./store-report.ts";
 import { runEvidenceBench } from "./evidence.ts";
 import { runRssBench } from "./rss.ts";
+import { runSharedDbBench } from "./shared-db.ts";
 
 const benches: Record<string, () => Promise<void> | void> = {
   fork: () => void runForkBench(),
@@ -24,6 +25,11 @@ const benches: Record<string, () => Promise<void> | void> = {
   load: async () => void (await runLoadBench()),
   evidence: async () => void (await runEvidenceBench()),
   rss: async () => void (await runRssBench()),
+  "shared-db": async () => {
+    await runSharedDbBench();
+    const bun = spawnSync("npx", ["bun", "bench/shared-db.ts"], { stdio: "inherit" });
+    if (bun.status !== 0) throw new Error("the shared-db benchmark under Bun failed");
+  },
 };
 
 const chosen = process.argv.slice(2);

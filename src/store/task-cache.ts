@@ -34,12 +34,15 @@ export class TaskCache {
 
   list(filter: TaskFilter): TaskSummary[] {
     const { parentSessionID, statuses, includeCleared } = filter;
-    const matches = [...this.tasks.values()].filter(
-      (t) =>
-        (!parentSessionID || t.parentSessionID === parentSessionID) &&
-        (!statuses || statuses.includes(t.status)) &&
-        (includeCleared || t.clearedAt === undefined),
-    );
+    // A loop rather than filter over a spread: listing runs on every event, and copying 10,000
+    // references into a throwaway array each time shows up as collector pauses.
+    const matches: TaskSummary[] = [];
+    for (const t of this.tasks.values()) {
+      if (parentSessionID && t.parentSessionID !== parentSessionID) continue;
+      if (statuses && !statuses.includes(t.status)) continue;
+      if (!includeCleared && t.clearedAt !== undefined) continue;
+      matches.push(t);
+    }
     return matches.sort((a, b) => a.createdAt - b.createdAt).map(copyTask);
   }
 }
