@@ -41,6 +41,11 @@ export class ProgressTracker {
     if (entry) entry.progress.retry = retry;
   }
 
+  setNote(taskId: string, note: string | undefined): void {
+    const entry = this.live.get(taskId);
+    if (entry) entry.progress.note = note;
+  }
+
   setPermission(taskId: string, permission: string | undefined): void {
     const entry = this.live.get(taskId);
     if (entry) entry.progress.permission = permission;

@@ -17,6 +17,8 @@ export type TaskProgress = {
   retry?: { attempt: number; message: string; nextAt?: number };
   /** A permission the child is waiting for (live only, not stored). */
   permission?: string;
+  /** Set by a hook, e.g. "continuation 1 of 2: report.md does not exist." (live only, not stored). */
+  note?: string;
 };
 
 export type Task = {

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import type { HostEvent } from "../host/host.ts";
 import type { TaskLifecycle } from "../core/task-lifecycle.ts";
 import type { RunEndDecision, TaskHooks } from "../core/task-hooks.ts";
-import { isSettled, type Task } from "../core/task.ts";
+import type { Task } from "../core/task.ts";
 import { EvidenceCollector, readRun } from "./evidence-collector.ts";
 import type { EvidenceStore, RunEvidence, TaskEvidenceSpec } from "./evidence-types.ts";
 import { evidenceDetails, evidenceSummary } from "./evidence-summary.ts";
@@ -99,13 +99,6 @@ export class EvidenceService implements TaskHooks {
     return runs.join("\n");
   }
 
-  /** A line for progress while a child works through continuations, e.g. "continuation 1 of 2: report.md does not exist." */
-  progressNote(task: Task): string | undefined {
-    const spec = this.store.spec(task.id);
-    if (!spec || spec.continuations === 0 || isSettled(task.status)) return undefined;
-    return `continuation ${spec.continuations} of ${this.config.maxContinuations}${spec.lastProblem ? `: ${spec.lastProblem.split("\n")[0]}` : ""}`;
-  }
-
   /** Running children tracked here; zero when nothing runs. */
   size(): number {
     return this.collector.size() + this.loops.size();
@@ -122,10 +115,12 @@ export class EvidenceService implements TaskHooks {
       return { kind: "error", error: `evidence_missing: after ${spec.continuations} continuation(s) the expectation still fails: ${problems.join(" ")}` };
     }
     const continuations = spec.continuations + 1;
-    this.store.putSpec(task.id, { ...spec, continuations, lastProblem: problems[0] });
+    this.store.putSpec(task.id, { ...spec, continuations });
+    const detail = `continuation ${continuations} of ${this.config.maxContinuations}: ${problems.map((p) => p.split("\n")[0]).join(" ")}`;
+    this.life.progress.setNote(task.id, detail);
     return {
       kind: "continue",
-      detail: `continuation ${continuations} of ${this.config.maxContinuations}: ${problems.map((p) => p.split("\n")[0]).join(" ")}`,
+      detail,
       prompt: [
         `This task is not done yet. It is expected to leave evidence, and the check after your answer found:`,
         ...problems.map((p) => `- ${p}`),

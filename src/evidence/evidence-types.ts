@@ -61,8 +61,6 @@ export type TaskEvidenceSpec = {
   milestones?: boolean;
   /** Continuations sent in the current run because the expectation failed. */
   continuations: number;
-  /** The first problem of the last failed check, for progress. */
-  lastProblem?: string;
 };
 
 export type EvidenceRowKind = "file" | "command" | "failure" | "contradiction";

@@ -41,7 +41,7 @@ export function backgroundOutputTool({ manager, clock, defaultTimeoutSeconds, ma
         if (!stored) return `Task ${stale.id} no longer exists.`;
         const fresh = manager.withLiveProgress(stored);
         if (isSettled(fresh.status)) manager.markRetrieved(fresh);
-        const extra = evidence && { evidence: evidence.describe(fresh, Boolean(args.evidence)), note: evidence.progressNote(fresh) };
+        const extra = evidence && { evidence: evidence.describe(fresh, Boolean(args.evidence)) };
         return outputBlock(fresh, clock.now(), extra);
       });
       const heading = found.batchId ? `Batch ${found.batchId} (${found.tasks.length} tasks)\n\n` : "";

@@ -12,11 +12,12 @@ export function elapsed(task: TaskSummary, now: number): string {
 
 export function progressLine(task: TaskSummary, now: number): string {
   if (task.status === "queued") return "waiting for a free slot (maxConcurrentPerModel / maxConcurrentTotal)";
-  const { toolCalls, lastTools, lastActivityAt, retry, permission } = task.progress;
+  const { toolCalls, lastTools, lastActivityAt, retry, permission, note } = task.progress;
   const tools = lastTools.length > 0 ? `, last: ${lastTools.join(", ")}` : "";
   const parts = [`${toolCalls} tool call${toolCalls === 1 ? "" : "s"}${tools}; last activity ${formatDuration(now - lastActivityAt)} ago`];
   if (retry) parts.push(`model call failed, retry attempt ${retry.attempt}${retry.nextAt ? ` in ${formatDuration(Math.max(0, retry.nextAt - now))}` : ""}: ${retry.message}`);
   if (permission) parts.push(`WAITING FOR PERMISSION: ${permission} (answer it in the child session)`);
+  if (note) parts.push(note);
   return parts.join("; ");
 }
 
@@ -25,12 +26,12 @@ export function listLine(task: TaskSummary, now: number): string {
   return `${task.id}${marks(task)}  ${task.status}  ${elapsed(task, now)}  ${task.description}  [${progressLine(task, now)}]`;
 }
 
-/** background_output's answer for one task; `evidence` is the evidence block, `note` a progress note. */
-export function outputBlock(task: Task, now: number, extra: { evidence?: string; note?: string } = {}): string {
+/** background_output's answer for one task; `evidence` is the evidence block. */
+export function outputBlock(task: Task, now: number, extra: { evidence?: string } = {}): string {
   const lines = [
     `Task ${task.id}${marks(task)}: ${task.description}`,
     `Status: ${task.status} (${elapsed(task, now)}, agent ${task.agent}, batch ${task.batchId})`,
-    `Progress: ${progressLine(task, now)}${extra.note ? `; ${extra.note}` : ""}`,
+    `Progress: ${progressLine(task, now)}`,
   ];
   if (task.status === "completed") lines.push("Result:", task.result ?? "");
   if (task.status === "error") lines.push(`Error: ${task.error ?? "unknown error"}`);

@@ -2,7 +2,8 @@ import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { startStack, call, taskIdsIn, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
+import { startStack, call, pluginDbPath, taskIdsIn, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
+import { main } from "../../src/cli/main.ts";
 import { defaultResponder, isToolResult, lastUserText, type MockReply, type MockRequest } from "../harness/mock-model.ts";
 
 /**
@@ -102,6 +103,11 @@ describe("evidence on the real host", () => {
     const fixerPrompts = (await stack.messages(fixer.id)).filter((m) => m.info.role === "user").map((m) => m.parts.map((p) => p.text ?? "").join(""));
     assert.equal(fixerPrompts.length, 2);
     assert.match(fixerPrompts[1]!, /fixed\.md does not exist\.[\s\S]*continuation 1 of 2/);
+    let shown = "";
+    const io = { stdout: (t: string) => void (shown += t), stderr: (t: string) => void (shown += t), env: {}, now: Date.now };
+    assert.equal(main(["show", fixer.id, "--db", pluginDbPath(stack.server)], io), 0, shown);
+    assert.match(shown, /continued\s+continuation 1 of 2: fixed\.md does not exist\./, "the continuation is in the timeline");
+    assert.match(shown, /Evidence of run 0 \(first run\):\n  Files:\n    fixed\.md — created \(write 1x\); exists, 6 B/);
 
     // Never met: evidence_missing after two continuations.
     const missing = await settled(idler.parent, idler.id);

@@ -112,7 +112,8 @@ describe("expect", () => {
     assert.equal(prompts.length, 2);
     assert.match(prompts[1]!.text, /report\.md does not exist\./);
     assert.match(prompts[1]!.text, /continuation 1 of 2/);
-    assert.match(await f.call("background_output", { task_id: id }), /continuation 1 of 2: report\.md does not exist/);
+    assert.match(await f.call("background_output", { task_id: id }), /Progress: .*; continuation 1 of 2: report\.md does not exist/);
+    assert.match(await f.call("background_list", {}), /continuation 1 of 2: report\.md does not exist/);
     assert.ok(f.store.events(id).some((e) => e.kind === "continued" && /report\.md does not exist/.test(e.detail ?? "")));
     writeFileSync(join(f.projectDir, "report.md"), "content");
     f.clock.now(); // the next answer is newer than the continuation prompt
