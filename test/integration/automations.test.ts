@@ -30,10 +30,10 @@ describe("automations on the real host", () => {
     if (run > 0) return { text: run <= 2 ? "stable answer" : "new answer" };
     return defaultResponder(req);
   };
-  const start = async (reuse?: Stack) => {
+  const start = async (reuse?: Stack, config?: Record<string, unknown>) => {
     mock ??= await startMockModel({ responder });
     const stack = await startStack({
-      mock, pluginOptions: { dbPath, pollIntervalMs: 500 },
+      mock, pluginOptions: { dbPath, pollIntervalMs: 500 }, config,
       reuse: reuse && { homeDir: reuse.server.homeDir, projectDir: reuse.server.projectDir },
     });
     stacks.push(stack);
@@ -164,7 +164,8 @@ describe("automations on the real host", () => {
     const killedAt = Date.now();
     await new Promise((r) => setTimeout(r, 3000)); // a down time longer than the interval: occurrences are missed
     const second = await start(first);
-    const third = await start(first); // a second process on the same project and database
+    // A second process on the same project and database, whose config allows automations without asking.
+    const third = await start(first, { permission: { background_automation: "allow" } });
     await waitUntil(() => runs(id!).filter((r) => r.status === "completed" && r.started_at > killedAt).length >= 4, { timeoutMs: 30_000, what: "runs after the restart" });
     const all = runs(id!);
     assert.ok(all.some((r) => r.status === "missed" && r.missed_count >= 1), "the down time is recorded as missed");
@@ -177,7 +178,20 @@ describe("automations on the real host", () => {
     const titles = children.map((s: any) => s.title);
     assert.equal(new Set(titles).size, titles.length, `one child per run: ${titles.join(", ")}`);
     assert.ok(all.filter((r) => r.task_id !== null).length === new Set(all.map((r) => r.task_id).filter(Boolean)).size);
-    void third;
     void survivor;
+
+    // The config's "allow" skips the prompt; a deleted report-to session: runs go on, recorded, marked.
+    const orphanParent = await third.newSession("parent: goes away");
+    await third.say(orphanParent, call("task_create", { title: "orphan", prompt: "REPLY orphan result", triggers: [{ every: "2s" }], max_runs: 1, notify: "always" }));
+    const orphanOut = (await toolOutputs(third, orphanParent, "task_create"))[0]!;
+    assert.match(orphanOut, /Created automation (au\w+) "orphan"/);
+    assert.equal((await permissions(third)).length, 0, "no prompt");
+    const orphan = /automation (au\w+)/.exec(orphanOut)![1]!;
+    await third.server.client.session.delete({ path: { id: orphanParent } });
+    await waitUntil(() => runs(orphan).some((r) => r.status === "completed"), { timeoutMs: 20_000, what: "run for a deleted session" });
+    const [orphanRun] = runs(orphan);
+    assert.equal(orphanRun.notified, 0);
+    assert.equal(orphanRun.notify_note, "report-to session gone");
+    assert.ok(automation(orphan).report_to_gone_at !== null);
   });
 });

@@ -137,3 +137,28 @@ describe("failures", () => {
     assert.equal(f.service.get(a.id)!.consecutiveFailures, 1);
   });
 });
+
+describe("report-to session", () => {
+  it("gone: the run still happens and is recorded, a toast says so once, and task_list marks it until updated", async () => {
+    const f = setup();
+    const a = f.create({ notify: "always" }, [{ every: "1s" }]);
+    f.host.sessions.delete(PARENT);
+    await f.clock.advance(1000);
+    const [child] = f.children();
+    assert.ok(child, "the run started");
+    f.host.finishRun(child!, "result nobody reads");
+    await f.flush();
+    const [run] = f.autoStore.runs(a.id);
+    assert.equal(run!.status, "completed");
+    assert.equal(run!.notified, false);
+    assert.equal(run!.notifyNote, "report-to session gone");
+    assert.equal(f.store.pendingNotifications().length, 0);
+    await f.clock.advance(1000);
+    assert.equal(f.host.toasts.filter((t) => /report-to session no longer exists/.test(t)).length, 1);
+    const { automationTools } = await import("../../src/tools/build-tools.ts");
+    const list = String(await automationTools(f.service, () => {}).task_list!.execute({} as never, {} as never));
+    assert.match(list, /enabled; report-to session gone/);
+    f.service.update(a.id, { title: "renamed" });
+    assert.equal(f.service.get(a.id)!.reportToGoneAt, undefined);
+  });
+});
