@@ -1,6 +1,7 @@
 import type { Task } from "./task.ts";
 import { summaryOf, type TaskSummary } from "./task-summary.ts";
 import type { PendingNotification, TaskEvent, TaskFilter, TaskStore } from "./task-store.ts";
+import { maskSecrets } from "../evidence/mask-secrets.ts";
 
 const copy = <T>(value: T): T => structuredClone(value);
 
@@ -38,7 +39,7 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   appendEvent(event: TaskEvent): void {
-    this.log.push(copy(event));
+    this.log.push(event.detail === undefined ? copy(event) : { ...event, detail: maskSecrets(event.detail) });
   }
 
   events(taskId: string): TaskEvent[] {

@@ -45,6 +45,7 @@ export interface TaskStore {
   list(filter?: TaskFilter): TaskSummary[];
   /** Removes the task with its events and notifications, all or nothing. */
   remove(id: string): void;
+  /** Secrets in `detail` (API keys, tokens, private keys) are masked before it is kept. */
   appendEvent(event: TaskEvent): void;
   events(taskId: string): TaskEvent[];
   enqueueNotification(notification: PendingNotification): void;

@@ -131,7 +131,7 @@ export class EvidenceService implements TaskHooks {
 
   private stopIfLooping(taskId: string, repeated: string | undefined): void {
     if (!repeated) return;
-    if (!this.life.settle(taskId, "error", { error: `stalled_loop: the child repeated ${repeated}.` })) return;
+    if (!this.life.settle(taskId, "error", { error: maskSecrets(`stalled_loop: the child repeated ${repeated}.`) })) return;
     void this.life.host.abort(taskId).catch((error) => this.life.logError(`Could not abort looping task ${taskId}`, error));
   }
 

@@ -8,6 +8,7 @@ import { assertOwnDatabase, migrate } from "./migrations.ts";
 import { openSqlite, type SqliteDatabase, type SqliteStatement } from "./sqlite-driver.ts";
 import { toStoreUnavailable } from "./store-unavailable-error.ts";
 import { TaskCache } from "./task-cache.ts";
+import { maskSecrets } from "../evidence/mask-secrets.ts";
 import { rowToSummary, rowToTask, SUMMARY_COLUMNS, TASK_COLUMNS, taskToParams } from "./task-row.ts";
 
 const UPSERT_TASK = `INSERT INTO tasks (${TASK_COLUMNS.join(", ")})
@@ -94,7 +95,7 @@ export class SqliteTaskStore implements TaskStore {
       event.taskId,
       event.at,
       event.kind,
-      event.detail ?? null,
+      event.detail === undefined ? null : maskSecrets(event.detail),
     );
   }
 

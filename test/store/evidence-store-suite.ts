@@ -3,6 +3,7 @@ import type { EvidenceStore } from "../../src/evidence/evidence-types.ts";
 import { MemoryEvidenceStore } from "../../src/evidence/memory-evidence-store.ts";
 import { SqliteEvidenceStore } from "../../src/store/sqlite-evidence-store.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
+import { MemoryTaskStore } from "../../src/core/memory-task-store.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -64,6 +65,26 @@ export function defineEvidenceStoreSuite({ describe, it }: TestApi): void {
       }
     });
   }
+}
+
+/** The event log keeps no secrets either: both task stores mask event details. */
+export function defineEventMaskingSuite({ describe, it }: TestApi): void {
+  describe("event log masking", () => {
+    for (const [name, open] of [["MemoryTaskStore", () => new MemoryTaskStore()], ["SqliteTaskStore", (file: string) => SqliteTaskStore.open({ path: file, projectId: "p" })]] as const) {
+      it(`${name} masks secrets in event details`, () => {
+        const dir = mkdtempSync(join(tmpdir(), "obt-mask-"));
+        const store = open(join(dir, "tasks.db"));
+        try {
+          store.appendEvent({ taskId: "t", at: 1, kind: "status:error", detail: "401 from provider: invalid key sk-proj-abcdefghijklmnopqrstuvwx" });
+          store.appendEvent({ taskId: "t", at: 2, kind: "launched" });
+          assert.deepEqual(store.events("t").map((e) => e.detail), ["401 from provider: invalid key sk-proj-[MASKED]", undefined]);
+        } finally {
+          store.close();
+          rmSync(dir, { recursive: true, force: true });
+        }
+      });
+    }
+  });
 }
 
 function withStore(open: (file: string, projectId: string) => Opened, fn: (opened: Opened) => void): void {

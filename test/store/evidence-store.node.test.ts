@@ -1,4 +1,5 @@
 import { describe, it } from "node:test";
-import { defineEvidenceStoreSuite } from "./evidence-store-suite.ts";
+import { defineEvidenceStoreSuite, defineEventMaskingSuite } from "./evidence-store-suite.ts";
 
 defineEvidenceStoreSuite({ describe, it });
+defineEventMaskingSuite({ describe, it });
