@@ -54,8 +54,10 @@ describe("limits and faults on the real host", () => {
     const parent = await stack.newSession("parent: fan-out 50");
     const lines = Array.from({ length: 50 }, (_, i) => task(`fan ${i}`, `FANOUT ${i}`));
     await stack.say(parent, lines.join("\n"));
-    const ids = (await toolOutputs(stack, parent, "background_task")).flatMap(taskIdsIn);
+    const outputs = await toolOutputs(stack, parent, "background_task");
+    const ids = outputs.flatMap(taskIdsIn);
     assert.equal(ids.length, 50);
+    const saidQueued = new Set(outputs.filter((o) => o.includes("(queued:")).flatMap(taskIdsIn));
     await waitUntil(async () => {
       const notes = (await stack.notifications(parent)).join("\n");
       return ids.every((id) => notes.includes(id));
@@ -71,6 +73,12 @@ describe("limits and faults on the real host", () => {
       const inOrder = (kind: string) => reader.allEvents().filter((e) => e.kind === kind && ids.includes(e.taskId)).map((e) => e.taskId);
       assert.equal(inOrder("launched").length, 50);
       assert.deepEqual(inOrder("started"), inOrder("launched"), "started in launch order");
+      // "queued" only for a task that really waited: one that got a slot at launch starts in the same
+      // transaction; a waiting one starts after a child's run (at least 250 ms) ended.
+      const at = (kind: string, id: string) => reader.allEvents().find((e) => e.kind === kind && e.taskId === id)!.at;
+      const waited = ids.filter((id) => at("started", id) - at("launched", id) > 100);
+      assert.deepEqual(ids.filter((id) => saidQueued.has(id)), waited);
+      assert.ok(waited.length >= 45, `${waited.length} waited`);
     } finally {
       reader.close();
     }
