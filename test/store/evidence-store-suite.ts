@@ -60,6 +60,13 @@ export function defineEvidenceStoreSuite({ describe, it }: TestApi): void {
             (evidence as SqliteEvidenceStore).purgeOrphans();
             assert.equal(evidence.rows("kept").length, 1);
             assert.deepEqual([evidence.rows("gone"), evidence.spec("gone")], [[], undefined]);
+            evidence.putSpec("kept", { continuations: 0 });
+            tasks!.remove("kept");
+            assert.deepEqual([evidence.rows("kept"), evidence.spec("kept")], [[], undefined], "a removed task takes its evidence with it");
+            tasks!.save({ ...runningTask("old"), status: "completed", settledAt: 1 });
+            evidence.put({ taskId: "old", run: 0, kind: "file", key: "x", data: {} });
+            tasks!.purgeOlderThan(2);
+            assert.deepEqual(evidence.rows("old"), [], "retention removes evidence with its task");
           });
         });
       }
