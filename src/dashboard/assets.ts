@@ -12,9 +12,18 @@ export const APP_JS = `"use strict";
   };
   const wire = (root) => {
     for (const s of root.querySelectorAll("select[data-autosubmit]")) s.addEventListener("change", () => s.form.submit());
-    for (const b of root.querySelectorAll("button[data-confirm]")) {
-      b.addEventListener("click", (e) => { if (!confirm(b.dataset.confirm)) e.preventDefault(); });
-    }
+    for (const form of root.querySelectorAll("form.control")) form.addEventListener("submit", (e) => send(e, form));
+  };
+  // Controls post with fetch: a live refresh may replace the form while it is being submitted.
+  const send = async (e, form) => {
+    e.preventDefault();
+    const button = form.querySelector("button");
+    if (button.dataset.confirm && !confirm(button.dataset.confirm)) return;
+    button.disabled = true;
+    const res = await fetch(form.action, { method: "POST", body: new URLSearchParams(new FormData(form)), credentials: "same-origin", redirect: "manual" });
+    if (res.type !== "opaqueredirect" && !res.ok) alert(await res.text());
+    if (form.elements.back.value === "/" && location.pathname !== "/") location.assign("/");
+    else refresh(document.body.dataset.version || "");
   };
   let busy = false;
   let again = false;
@@ -25,7 +34,8 @@ export const APP_JS = `"use strict";
       const res = await fetch(location.href, { credentials: "same-origin", headers: { "x-dashboard-refresh": "1" } });
       if (!res.ok) return;
       const doc = new DOMParser().parseFromString(await res.text(), "text/html");
-      for (const fresh of doc.querySelectorAll("[data-live]")) {
+      const outermost = [...doc.querySelectorAll("[data-live]")].filter((el) => !el.parentElement.closest("[data-live]"));
+      for (const fresh of outermost) {
         const old = document.getElementById(fresh.id);
         if (!old) continue;
         old.replaceWith(fresh);

@@ -39,7 +39,7 @@ export function automationPage(data: AutomationData, frame: { projects: string[]
 ${a.enabled ? commandButton("pause", a.projectId, a.id, back) : commandButton("resume", a.projectId, a.id, back)}
 ${commandButton("run_now", a.projectId, a.id, back)} ${commandButton("delete", a.projectId, a.id, "/")}</p>
 ${commandList(data.commands, now)}</div>
-<dl class="fields">
+<div id="automation-details" data-live><dl class="fields">
 <dt>Automation</dt><dd class="id">${a.id}</dd>
 <dt>Project</dt><dd>${a.projectId}</dd>
 <dt>Agent</dt><dd>${a.agent}${a.model ? ` (${a.model.providerID}/${a.model.modelID})` : ""}</dd>
@@ -51,11 +51,11 @@ ${commandList(data.commands, now)}</div>
 <dt>Created</dt><dd>${time(a.createdAt)}</dd>
 </dl>
 <h2>Prompt</h2><pre class="text">${a.prompt}</pre>
-<h2>Triggers</h2>${triggerTable(a.triggers, a.enabled && a.doneAt === undefined, now)}
+<h2>Triggers</h2>${triggerTable(a.triggers, a.enabled && a.doneAt === undefined, now)}</div>
 <h2>Durations and outcomes</h2><div id="chart-box" data-live>${durationChart(data.chartRuns, now)}</div>
 <h2>Run history</h2>${filterForm(data, a.triggers)}
 <div id="history" data-live>${runTable(data.runs, a.projectId, now)}</div>`;
-  return layout({ ...frame, title: a.title, attention: a.pausedReason || a.reportToGoneAt !== undefined ? 1 : 0 }, body);
+  return layout({ ...frame, liveMain: false, title: a.title, attention: a.pausedReason || a.reportToGoneAt !== undefined ? 1 : 0 }, body);
 }
 
 function triggerTable(triggers: Trigger[], active: boolean, now: number): SafeHtml {

@@ -10,6 +10,8 @@ export type PageFrame = {
   project?: string;
   /** Where the project selector sends the user (the current path). */
   path: string;
+  /** False when the page marks its own live parts (data-live) so that e.g. a filter form is not replaced. */
+  liveMain?: boolean;
 };
 
 /** The whole document. Scripts and styles come from the server itself (CSP 'self'); no CDN. */
@@ -20,7 +22,7 @@ export function layout(frame: PageFrame, body: SafeHtml): SafeHtml {
 <title>${title}</title><link rel="stylesheet" href="/app.css"><script src="/app.js" defer></script></head>
 <body><header><a class="home" href="/${frame.project ? html`?project=${encodeURIComponent(frame.project)}` : ""}">Background tasks</a>
 ${projectSelector(frame)}<span class="live" id="live" title="live updates">●</span></header>
-<main id="main" data-live>${body}</main></body></html>`;
+<main id="main"${frame.liveMain === false ? "" : html` data-live`}>${body}</main></body></html>`;
 }
 
 function projectSelector(frame: PageFrame): SafeHtml {
