@@ -2,7 +2,7 @@ import { basename } from "node:path";
 import type { CommandEvidence, Contradiction, FileEvidence } from "./evidence-types.ts";
 
 const CLAIM = /\b(wrote|written|created|saved|generated|produced)\b/i;
-const HEDGE = /\b(not|never|unable|cannot|can't|couldn't|didn't|wasn't|failed|without|will|would|should|could|might|going to|need to|please|if|instead of|removed|deleted|cleaned up)\b|\?/i;
+const HEDGE = /\b(not|never|unable|cannot|can't|couldn't|didn't|wasn't|failed|without|will|would|should|could|might|going to|need to|please|if|instead of|removed|deleted|cleaned up|except|but|although|apart from|other than)\b|\?/i;
 const FILE = /(?:^|[\s`'"(*])((?:[\w.-]+\/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7})(?=$|[\s`'"),:;!?*]|\.(?:\s|$))/g;
 const TESTS_PASS = /\b(?:tests?|test suite|specs?)\b[^.!?\n]{0,40}\b(?:pass(?:es|ed|ing)?|succeed(?:s|ed)?|green)\b/i;
 // A test runner, not the shell's own `test -f x`.
@@ -21,7 +21,8 @@ export function findContradictions(
   exists: (path: string) => boolean,
 ): Contradiction[] {
   const found: Contradiction[] = [];
-  const sentences = result.split(/(?<=[.!?])\s+|\n+/).filter((s) => !HEDGE.test(s));
+  // "0 failed" reports success; any other "failed" is a hedge.
+  const sentences = result.split(/(?<=[.!?])\s+|\n+/).filter((s) => !HEDGE.test(s.replace(/\b(?:0|zero|no) fail(?:ed|ures?)\b/gi, "")));
   const written = new Set(files.filter((f) => f.check?.exists).map((f) => basename(f.path)));
   const missing = new Set<string>();
   for (const sentence of sentences.filter((s) => CLAIM.test(s))) {

@@ -118,3 +118,30 @@ describe("the contradiction matcher on captured real histories", () => {
     }
   });
 });
+
+describe("the contradiction matcher on answers written the way coding agents write them", () => {
+  const npmTest = (exitCode: number) => [{ callID: "t", command: "npm test", exitCode, seq: 1 }];
+  const cases: { text: string; existing?: string[]; commands?: ReturnType<typeof npmTest>; flags: string[] }[] = [
+    { text: "I've created `docs/architecture.md` describing the module layout and updated `README.md` with a link to it.", existing: ["README.md"], flags: ["docs/architecture.md"] },
+    { text: "## Summary\n\n- Added input validation to `src/api/users.ts`\n- Wrote unit tests in `test/users.test.ts`\n\nAll 42 tests pass (`npm test`).", existing: ["src/api/users.ts", "test/users.test.ts"], commands: npmTest(0), flags: [] },
+    { text: "## Summary\n\n- Wrote unit tests in `test/users.test.ts`\n\nAll 42 tests pass (`npm test`).", existing: ["test/users.test.ts"], commands: npmTest(1), flags: ["tests"] },
+    { text: "The report has been saved to report.md.", flags: ["report.md"] },
+    { text: "I was unable to write to `/etc/hosts` because of permissions.", flags: [] },
+    { text: "Next steps: create a migration file `db/002_add_index.sql` and run it.", flags: [] },
+    { text: "Tests: 12 passed, 0 failed.", commands: npmTest(1), flags: ["tests"] },
+    { text: "Tests are still failing; I could not get them to pass.", commands: npmTest(1), flags: [] },
+    { text: "All tests pass except `auth.test.ts`, which was already failing before my change.", commands: npmTest(1), flags: [] },
+    { text: "I created a new branch `feature/login` and committed the changes.", flags: [] },
+    { text: "Created `config.yaml`, `schema.json` and `README.md`.", existing: ["config.yaml", "README.md"], flags: ["schema.json"] },
+    { text: "I wrote a function `parseDate()` in utils.ts.", existing: ["utils.ts"], flags: [] },
+    { text: "The tests pass.", flags: [] },
+    { text: "Version 2.0.1 is out and the changelog lists every fix.", flags: [] },
+  ];
+  for (const c of cases) {
+    it(`${c.flags.length ? `flags ${c.flags.join(", ")}` : "quiet"}: ${c.text.split("\n").at(-1)!.slice(0, 60)}`, () => {
+      const found = findContradictions(c.text, [], c.commands ?? [], (p) => (c.existing ?? []).includes(p));
+      const flags = found.map((f) => (f.kind === "tests-failed" ? "tests" : /says (\S+) was written/.exec(f.message)![1]!));
+      assert.deepEqual(flags, c.flags);
+    });
+  }
+});

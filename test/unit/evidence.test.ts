@@ -87,6 +87,15 @@ describe("evidence in the notification", () => {
     assert.match(stored, /Bearer \[MASKED\]/);
   });
 
+  it("evidence grows as the run goes: background_output shows it while the child still works", async () => {
+    const f = setup();
+    const id = await f.launch();
+    await f.toolCall(id, "bash", { command: "npm run build", description: "x" }, { metadata: { exit: 0 } });
+    const out = await f.call("background_output", { task_id: id });
+    assert.match(out, /Status: running/);
+    assert.match(out, /Evidence: Commands: npm run build \(exit 0\)/);
+  });
+
   it("background_output gives the short block, and every item with evidence: true", async () => {
     const f = setup();
     const id = await f.launch();
