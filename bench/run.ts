@@ -1,6 +1,6 @@
 /**
  * Runs the benchmarks and prints each one's figures beside the baseline it measures in the same
- * run. `npm run bench` runs all; `npm run bench -- notify|fork|store|load|evidence|rss|shared-db` runs the ones named.
+ * run. `npm run bench` runs all; `npm run bench -- notify|fork|store|load|evidence|rss|shared-db|dashboard` runs the ones named.
  * The store and shared-db run twice: under Node (better-sqlite3, as the CLI) and under Bun
  * (bun:sqlite, as inside OpenCode). rss takes the real-host lock itself: do not run it under flock.
  */
@@ -13,6 +13,7 @@ import { formatStoreBench } from "./store-report.ts";
 import { runEvidenceBench } from "./evidence.ts";
 import { runRssBench } from "./rss.ts";
 import { runSharedDbBench } from "./shared-db.ts";
+import { runDashboardBench } from "./dashboard.ts";
 
 const benches: Record<string, () => Promise<void> | void> = {
   fork: () => void runForkBench(),
@@ -25,6 +26,7 @@ const benches: Record<string, () => Promise<void> | void> = {
   load: async () => void (await runLoadBench()),
   evidence: async () => void (await runEvidenceBench()),
   rss: async () => void (await runRssBench()),
+  dashboard: async () => void (await runDashboardBench()),
   "shared-db": async () => {
     await runSharedDbBench();
     const bun = spawnSync("npx", ["bun", "bench/shared-db.ts"], { stdio: "inherit" });

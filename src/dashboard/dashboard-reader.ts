@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import type { TaskEvent } from "../core/task-store.ts";
+import { SETTLED_STATUSES } from "../core/task.ts";
 import type { Automation, Run, Trigger } from "../automations/automation.ts";
 import { rowToAutomation, rowToRun, rowToTrigger } from "../automations/automation-rows.ts";
 import { readRun } from "../evidence/evidence-collector.ts";
@@ -16,7 +17,8 @@ export type ProjectAutomation = Automation & { projectId: string; triggers: Trig
 export type ProjectRun = Run & { projectId: string; title?: string };
 export type RunFilter = { status?: string; trigger?: string; from?: number; to?: number; limit?: number };
 
-const ACTIVE = "('queued', 'running', 'resumed')";
+const ACTIVE = ["queued", "running", "resumed"];
+const newestSettled = (a: ProjectTask, b: ProjectTask) => (b.settledAt ?? 0) - (a.settledAt ?? 0);
 
 /**
  * Everything the dashboard shows, read through its own read-only connection (WAL: it never
@@ -51,15 +53,15 @@ export class DashboardReader {
   }
 
   activeTasks(projectId?: string, limit = 200): ProjectTask[] {
-    return this.taskRows(`status IN ${ACTIVE}`, projectId, "created_at", limit);
+    return this.byStatus(ACTIVE, "", "+created_at", projectId, limit).sort((a, b) => a.createdAt - b.createdAt).slice(0, limit);
   }
 
   recentTasks(projectId?: string, limit = 30): ProjectTask[] {
-    return this.taskRows(`status NOT IN ${ACTIVE}`, projectId, "settled_at DESC, rowid DESC", limit);
+    return this.byStatus(SETTLED_STATUSES, "", "settled_at DESC", projectId, limit).sort(newestSettled).slice(0, limit);
   }
 
   failedSince(since: number, projectId?: string, limit = 20): ProjectTask[] {
-    return this.taskRows(`status = 'error' AND settled_at >= ${Math.floor(since)}`, projectId, "settled_at DESC", limit);
+    return this.byStatus(["error"], `AND settled_at >= ${Math.floor(since)}`, "settled_at DESC", projectId, limit).sort(newestSettled).slice(0, limit);
   }
 
   task(projectId: string, id: string): ProjectTask | undefined {
@@ -147,10 +149,20 @@ export class DashboardReader {
     return { ...a, projectId, triggers, ...(last ? { lastRun: rowToRun(last) } : {}) };
   }
 
-  private taskRows(where: string, projectId: string | undefined, order: string, limit: number): ProjectTask[] {
-    const scoped = projectId ? `${where} AND project_id = ?` : where;
-    return this.sql(`SELECT * FROM tasks WHERE ${scoped} AND cleared_at IS NULL ORDER BY ${order} LIMIT ${Math.floor(limit)}`)
-      .all(...(projectId ? [projectId] : [])).map(toProjectTask);
+  /**
+   * Tasks in the given statuses, per project and status, so that each query is a seek on the
+   * (project_id, status, settled_at) index with its own LIMIT: a scan of every row (prompts and
+   * results included) took 60 ms at 10,000 tasks. (`+created_at` keeps the planner from walking
+   * the created_at index through every task to avoid a sort of a few rows.)
+   */
+  private byStatus(statuses: readonly string[], extra: string, order: string, projectId: string | undefined, limit: number): ProjectTask[] {
+    const query = this.sql(`SELECT * FROM tasks WHERE project_id = ? AND status = ? ${extra} AND cleared_at IS NULL ORDER BY ${order} LIMIT ?`);
+    const projects = projectId ? [projectId] : this.taskProjects();
+    return projects.flatMap((p) => statuses.flatMap((status) => query.all(p, status, limit).map(toProjectTask)));
+  }
+
+  private taskProjects(): string[] {
+    return this.sql("SELECT DISTINCT project_id FROM tasks").all().map((row) => String(row.project_id));
   }
 
   /** Whether a table exists; the plugin may migrate the file while the dashboard runs. */
