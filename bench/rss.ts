@@ -1,10 +1,13 @@
 /**
- * Memory on the real host: VmRSS of `opencode serve` idle without and with the plugin (several
- * starts each, interleaved), and after 200 tasks: launched through the plugin, against the same
- * 200 children prompted directly on a server without it. Takes the real-host lock itself.
+ * Memory on the real host: VmRSS of `opencode serve` idle without a plugin, with a one-tool plugin
+ * (test/fixtures/hello-plugin: what any plugin built on @opencode-ai/plugin's `tool()` costs), and
+ * with this plugin (several starts each, interleaved); and after 200 tasks: launched through the
+ * plugin, against the same 200 children prompted directly on a server without it. Takes the
+ * real-host lock itself.
  * Run alone with `npx tsx bench/rss.ts [starts] [tasks]`, or through `npm run bench -- rss`.
  */
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { startMockModel, type MockModel } from "../test/harness/mock-model.ts";
 import { startOpencode, type OpencodeServer } from "../test/harness/opencode-server.ts";
@@ -21,8 +24,13 @@ const SAMPLES = 5;
 const SAMPLE_EVERY_MS = 500;
 const GOAL_IDLE_MB = 10;
 
+type PluginUnderTest = { dir: string; tool: string };
+const THIS_PLUGIN: PluginUnderTest = { dir: PACKAGE_DIR, tool: "background_task" };
+const ONE_TOOL_PLUGIN: PluginUnderTest = { dir: join(PACKAGE_DIR, "test/fixtures/hello-plugin"), tool: "hello" };
+
 export type RssBenchResult = {
   idleWithout: number[];
+  idleOneTool: number[];
   idleWith: number[];
   afterDirect: number;
   afterPlugin: number;
@@ -34,12 +42,15 @@ export async function runRssBench({ starts = 3, tasks = 200, print = true } = {}
   const mock = await startMockModel();
   try {
     const idleWithout: number[] = [];
+    const idleOneTool: number[] = [];
     const idleWith: number[] = [];
     for (let i = 0; i < starts; i++) {
-      idleWithout.push(await idleRss(mock, false));
-      idleWith.push(await idleRss(mock, true));
+      idleWithout.push(await idleRss(mock, undefined));
+      idleOneTool.push(await idleRss(mock, ONE_TOOL_PLUGIN));
+      idleWith.push(await idleRss(mock, THIS_PLUGIN));
     }
-    const result = { idleWithout, idleWith, afterDirect: await afterDirect(mock, tasks), afterPlugin: await afterPlugin(mock, tasks), tasks };
+    const [afterDirectMB, afterPluginMB] = [await afterDirect(mock, tasks), await afterPlugin(mock, tasks)];
+    const result = { idleWithout, idleOneTool, idleWith, afterDirect: afterDirectMB, afterPlugin: afterPluginMB, tasks };
     if (print) report(result);
     return result;
   } finally {
@@ -48,16 +59,16 @@ export async function runRssBench({ starts = 3, tasks = 200, print = true } = {}
   }
 }
 
-/** A server booted by the same requests either way (event stream, tool ids, one session), then left alone. */
-async function idleRss(mock: MockModel, withPlugin: boolean): Promise<number> {
-  const server = await startOpencode({ model: mock.url, ...(withPlugin ? { pluginDir: PACKAGE_DIR, pluginOptions: {} } : {}) });
+/** A server booted by the same requests in every case (event stream, tool ids, one session), then left alone. */
+async function idleRss(mock: MockModel, plugin: PluginUnderTest | undefined): Promise<number> {
+  const server = await startOpencode({ model: mock.url, ...(plugin ? { pluginDir: plugin.dir, pluginOptions: {} } : {}) });
   const events = await subscribeEvents(server.client, 30_000).catch(async (error) => {
     await server.stop();
     throw error;
   });
   try {
     const tools = (await server.client.tool.ids()).data ?? [];
-    if (tools.includes("background_task") !== withPlugin) throw new Error(`plugin ${withPlugin ? "not loaded" : "loaded unasked"}: tools ${tools.join(", ")}`);
+    if (plugin && !tools.includes(plugin.tool)) throw new Error(`the plugin in ${plugin.dir} did not load: tools ${tools.join(", ")}`);
     await server.client.session.create({ body: { title: "rss: idle" } });
     return await settledRssMB(server);
   } finally {
@@ -121,6 +132,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 function report(r: RssBenchResult): void {
   const mb = (n: number) => `${n.toFixed(0)} MB`;
   const without = median(r.idleWithout);
+  const oneTool = median(r.idleOneTool);
   const withPlugin = median(r.idleWith);
   const added = withPlugin - without;
   const line = (label: string, value: number, base: number, detail = "") =>
@@ -128,10 +140,12 @@ function report(r: RssBenchResult): void {
   console.log(`\nRSS of opencode serve (VmRSS; median of ${SAMPLES} readings ${SETTLE_MS / 1000} s after the last request)`);
   console.log(`${"".padEnd(44)}${"RSS".padStart(8)}   vs its baseline`);
   console.log(`${"idle, no plugin".padEnd(44)}${mb(without).padStart(8)}   (starts: ${r.idleWithout.map(mb).join(", ")})`);
-  line("idle, with the plugin", withPlugin, without, `   (starts: ${r.idleWith.map(mb).join(", ")})`);
+  line("idle, a one-tool plugin (hello-plugin)", oneTool, without, `   (starts: ${r.idleOneTool.map(mb).join(", ")})`);
+  line("idle, with this plugin", withPlugin, without, `   (starts: ${r.idleWith.map(mb).join(", ")})`);
   console.log(`${`after ${r.tasks} children prompted directly, no plugin`.padEnd(44)}${mb(r.afterDirect).padStart(8)}`);
   line(`after ${r.tasks} tasks through the plugin`, r.afterPlugin, r.afterDirect);
-  console.log(`Goal: the plugin adds less than ${GOAL_IDLE_MB} MB to an idle OpenCode: ${added < GOAL_IDLE_MB ? "met" : "NOT MET"} (${added >= 0 ? "+" : ""}${mb(added)})`);
+  console.log(`Goal: the plugin adds less than ${GOAL_IDLE_MB} MB to an idle OpenCode: ${added < GOAL_IDLE_MB ? "met" : "NOT MET"} (${added >= 0 ? "+" : ""}${mb(added)}; ` +
+    `a plugin with one tool() already adds ${mb(oneTool - without)}, ${mb(withPlugin - oneTool)} of it is this plugin's own)`);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
