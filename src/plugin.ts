@@ -57,6 +57,7 @@ function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
     return { tool: buildTools({ unavailable: errorMessage(error) }) };
   }
   const forkTransform = new ForkContextTransform(forkLimits(options));
+  manager.onSettle((task) => forkTransform.forget(task.id));
   const automations = startAutomations(options, { store, manager, host, clock: systemClock }, onCrash);
   const inbox = new InboxApplier(store.db, store.projectId, commandApplier(manager, automations), systemClock, onCrash);
   manager.start().then(() => automations?.start()).catch((error) => onCrash("Starting background tasks failed", error)).finally(() => inbox.start());

@@ -32,6 +32,16 @@ export class ForkContextTransform {
     messages.splice(0, mark.index, ...cached.messages);
   }
 
+  /** Drops a child's processed history (it settled): a resumed child recomputes the same bytes. */
+  forget(sessionID: string): void {
+    this.cache.delete(sessionID);
+  }
+
+  /** Children whose processed history is held. */
+  size(): number {
+    return this.cache.size;
+  }
+
   private remember(sessionID: string, entry: { key: string; messages: ForkMessage[] }): void {
     this.cache.delete(sessionID);
     this.cache.set(sessionID, entry);

@@ -84,6 +84,16 @@ describe("fork context transform", () => {
     assert.equal(JSON.stringify(third), JSON.stringify(second));
   });
 
+  it("holds a child's processed history until told the child settled", () => {
+    const transform = new ForkContextTransform(LIMITS);
+    transform.apply(structuredClone([...inherited, marked]));
+    assert.equal(transform.size(), 1);
+    transform.forget("ses_other");
+    assert.equal(transform.size(), 1);
+    transform.forget("ses_c");
+    assert.equal(transform.size(), 0);
+  });
+
   it("leaves sessions that are not forked children alone", () => {
     const request = structuredClone(inherited);
     new ForkContextTransform(LIMITS).apply(request);
