@@ -24,23 +24,29 @@ export class StoreHealth {
     return undefined;
   }
 
-  /** The same store, every method call watched. */
+  /** The same store, every method call watched (each method wrapped once, on first use). */
   watch<S extends object>(store: S): S {
+    const wrapped = new Map<PropertyKey, unknown>();
     return new Proxy(store, {
       get: (target, property) => {
         const value = Reflect.get(target, property, target);
         if (typeof value !== "function") return value;
-        if (property === "transaction") return <T>(fn: () => T) => this.transaction(target as { transaction<R>(f: () => R): R }, fn);
-        return (...args: unknown[]) => {
-          try {
-            return value.apply(target, args);
-          } catch (error) {
-            this.record(error);
-            throw error;
-          }
-        };
+        if (!wrapped.has(property)) wrapped.set(property, this.wrap(target, property, value as (...args: unknown[]) => unknown));
+        return wrapped.get(property);
       },
     });
+  }
+
+  private wrap(target: object, property: PropertyKey, method: (...args: unknown[]) => unknown): unknown {
+    if (property === "transaction") return <T>(fn: () => T) => this.transaction(target as { transaction<R>(f: () => R): R }, fn);
+    return (...args: unknown[]) => {
+      try {
+        return method.apply(target, args);
+      } catch (error) {
+        this.record(error);
+        throw error;
+      }
+    };
   }
 
   private transaction<T>(target: { transaction<R>(f: () => R): R }, fn: () => T): T {

@@ -17,6 +17,7 @@ describe("races in the core", () => {
     assert.equal(f.host.promptsTo(a).filter((p) => p.text === "follow up").length, 1);
     assert.equal(f.store.get(a)!.resumeCount, 1);
     assert.equal(f.store.events(a).filter((e) => e.kind === "resumed").length, 1);
+    assert.doesNotMatch(await f.call("background_list", {}), /store is failing/, "a refusal inside a transaction is not a store error");
   });
 
   it("a launch whose prompt the host refuses is reported once, by the tool, and not notified", async () => {
