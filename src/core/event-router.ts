@@ -46,7 +46,7 @@ export class EventRouter {
     if (event.type === "text") answers.recordText(id, event.messageID, event.partID, event.text);
     if (event.type === "status") progress.setRetry(id, event.status === "retry" ? event.retry : undefined);
     if (event.type === "permission") this.onPermissionAsked(id, event.title);
-    if (event.type === "permission-replied") progress.setPermission(id, undefined);
+    if (event.type === "permission-replied") this.onPermissionReplied(id, now);
     if (event.type === "idle" && this.config.idleEvents) this.ctx.log.detach(`Could not check task ${id}`, this.life.checkCompletion(id, true));
     if (event.type === "error") this.onChildError(id, event.name, event.message);
   }
@@ -78,9 +78,16 @@ export class EventRouter {
     this.life.progress.setPermission(taskId, title);
     const task = this.ctx.store.get(taskId);
     if (!task) return;
+    // In the event log too: the dashboard (another process) shows tasks waiting for permission.
+    this.ctx.store.appendEvent({ taskId, at: this.ctx.clock.now(), kind: "permission-asked", detail: title });
     void this.ctx.host
       .toast({ title: "Background task needs permission", message: `"${task.description}" (${task.id}) is waiting for: ${title}`, variant: "warning" })
       .catch((error) => this.ctx.log.error("Could not show a toast", error));
+  }
+
+  private onPermissionReplied(taskId: string, now: number): void {
+    this.life.progress.setPermission(taskId, undefined);
+    if (this.ctx.store.get(taskId)) this.ctx.store.appendEvent({ taskId, at: now, kind: "permission-replied" });
   }
 
   private onParentAborted(sessionID: string): void {

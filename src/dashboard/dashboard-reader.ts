@@ -74,6 +74,18 @@ export class DashboardReader {
       .all(projectId, taskId, limit).map(rowToEvent);
   }
 
+  /** The permission each task is waiting for (its latest permission event is an ask), by task id. */
+  permissionWaits(tasks: ProjectTask[]): Map<string, { title: string; at: number }> {
+    const query = this.sql(`SELECT kind, detail, at FROM task_events WHERE project_id = ? AND task_id = ?
+      AND kind IN ('permission-asked', 'permission-replied') ORDER BY id DESC LIMIT 1`);
+    const waits = new Map<string, { title: string; at: number }>();
+    for (const t of tasks) {
+      const row = query.get(t.projectId, t.id);
+      if (row?.kind === "permission-asked") waits.set(t.id, { title: String(row.detail ?? "a permission"), at: Number(row.at) });
+    }
+    return waits;
+  }
+
   /** Every run's evidence, oldest first; empty before evidence existed (migration 6). */
   evidence(task: ProjectTask): RunEvidence[] {
     if (!this.has("task_evidence")) return [];

@@ -16,14 +16,22 @@ export type HomeData = {
   automations: ProjectAutomation[];
   runs: ProjectRun[];
   commands: InboxCommand[];
+  permissions: Map<string, { title: string; at: number }>;
 };
 
 export function readHome(reader: DashboardReader, project: string | undefined, now: number): HomeData {
   const automations = reader.automations(project);
+  const active = reader.activeTasks(project);
+  const permissions = reader.permissionWaits(active);
+  const waiting = active.filter((t) => permissions.has(t.id)).map((t) => ({
+    kind: "permission", text: `${t.description} is waiting for permission: ${permissions.get(t.id)!.title} (answer it in OpenCode)`,
+    href: taskHref(t.projectId, t.id), at: permissions.get(t.id)!.at,
+  }));
   return {
-    active: reader.activeTasks(project),
+    active,
+    permissions,
     recent: reader.recentTasks(project),
-    attention: attention(reader, automations, project, now - DAY_MS),
+    attention: [...waiting, ...attention(reader, automations, project, now - DAY_MS)],
     automations,
     runs: reader.recentRuns(project),
     commands: reader.commands(project, 10),
@@ -50,28 +58,31 @@ function attention(reader: DashboardReader, automations: ProjectAutomation[], pr
 export function homePage(data: HomeData, frame: { projects: string[]; project?: string; path: string }, now: number): SafeHtml {
   const back = frame.path;
   const body = html`
-<section id="active"><h2>Running and queued (${data.active.length})</h2>${data.active.length ? taskTable(data.active, now, back, true) : html`<p class="none">Nothing running.</p>`}</section>
+<section id="active"><h2>Running and queued (${data.active.length})</h2>${data.active.length ? taskTable(data.active, now, back, data.permissions) : html`<p class="none">Nothing running.</p>`}</section>
 <section id="attention"><h2>Needs attention (${data.attention.length})</h2>${attentionList(data.attention)}</section>
 ${commandList(data.commands, now)}
 <section id="automations"><h2>Automations (${data.automations.length})</h2>${automationTable(data.automations)}</section>
 <section id="runs"><h2>Recent automation runs</h2>${runTable(data.runs)}</section>
-<section id="recent"><h2>Recent tasks</h2>${data.recent.length ? taskTable(data.recent, now, back, false) : html`<p class="none">No finished tasks.</p>`}</section>`;
+<section id="recent"><h2>Recent tasks</h2>${data.recent.length ? taskTable(data.recent, now, back) : html`<p class="none">No finished tasks.</p>`}</section>`;
   return layout({ ...frame, title: "Home", attention: data.attention.length }, body);
 }
 
-function taskTable(tasks: ProjectTask[], now: number, back: string, live: boolean): SafeHtml {
+/** Running tasks (with `permissions`: progress and Cancel) or settled ones (result and time taken). */
+function taskTable(tasks: ProjectTask[], now: number, back: string, permissions?: HomeData["permissions"]): SafeHtml {
+  const live = permissions !== undefined;
   return html`<table class="tasks"><thead><tr><th>task</th><th>status</th><th>${live ? "progress" : "result"}</th><th>${live ? "running for" : "took"}</th>${live ? html`<th></th>` : ""}</tr></thead><tbody>
 ${tasks.map((t) => html`<tr data-task="${t.id}"><td><a href="${taskHref(t.projectId, t.id)}">${t.description}</a><div class="id">${t.id}</div></td>
 <td class="task-status">${status(t.status)}</td>
-<td>${live ? progress(t, now) : preview(t.error ?? t.result)}</td>
+<td>${live ? progress(t, now, permissions.get(t.id)?.title) : preview(t.error ?? t.result)}</td>
 <td>${live ? duration(t.startedAt ?? t.createdAt, now) : duration(t.startedAt ?? t.createdAt, t.settledAt)}</td>
 ${live ? html`<td>${commandButton("cancel_task", t.projectId, t.id, back)}</td>` : ""}</tr>`)}</tbody></table>`;
 }
 
-function progress(t: ProjectTask, now: number): string {
+function progress(t: ProjectTask, now: number, permission: string | undefined): SafeHtml {
   const { toolCalls, lastTools, lastActivityAt } = t.progress;
+  const waiting = permission ? html`<strong class="s-pending permission">waiting for permission: ${permission}</strong><br>` : "";
   const tools = lastTools.length ? `, last: ${lastTools.join(", ")}` : "";
-  return `${toolCalls} tool call${toolCalls === 1 ? "" : "s"}${tools}; active ${duration(lastActivityAt, now)} ago`;
+  return html`${waiting}${toolCalls} tool call${toolCalls === 1 ? "" : "s"}${tools}; active ${duration(lastActivityAt, now)} ago`;
 }
 
 function attentionList(items: AttentionItem[]): SafeHtml {

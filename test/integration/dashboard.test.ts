@@ -20,7 +20,7 @@ describe("the dashboard in a real browser, on a real OpenCode", () => {
   let shots: string;
 
   before(async () => {
-    stack = await startStack({ config: { permission: { background_automation: "allow" } } });
+    stack = await startStack({ config: { permission: { background_automation: "allow", bash: "ask" } } });
     parent = await stack.newSession("parent: dashboard");
     const db = pluginDbPath(stack.server);
     await waitUntil(() => existsSync(db), { what: "the plugin's database" });
@@ -74,6 +74,17 @@ describe("the dashboard in a real browser, on a real OpenCode", () => {
     await page.locator(".commands tr", { hasText: id }).locator(".s-done").waitFor({ timeout: UI_WAIT_MS });
     await waitUntil(async () => (await stack.server.client.session.status()).data?.[id] === undefined, { timeoutMs: 10_000, what: "the child session idle on the host" });
     await waitUntil(() => childRequest()?.aborted, { timeoutMs: 10_000, what: "the child's model request aborted" });
+  });
+
+  it("a child waiting for a permission is listed under needs attention, and the title counts it", async () => {
+    await page.goto(dash.origin + "/");
+    const id = await launch("asks first", `CALL bash ${JSON.stringify({ command: "echo hi", description: "say hi" })}`);
+    const item = page.locator("#attention li", { hasText: "asks first is waiting for permission" });
+    await item.waitFor({ timeout: UI_WAIT_MS });
+    assert.match(await page.title(), /^\(\d+\) Home/);
+    await page.locator(`#active [data-task="${id}"] .permission`).waitFor({ timeout: UI_WAIT_MS });
+    await page.locator(`#active [data-task="${id}"] button[data-kind="cancel_task"]`).click();
+    await item.waitFor({ state: "detached", timeout: UI_WAIT_MS });
   });
 
   it("shows a result containing <script> as text", async () => {

@@ -52,6 +52,11 @@ describe("dashboard server", () => {
     store.save(task("ses_done1", { status: "completed", result: "<script>window.pwned = 1</script> & more", settledAt: T0 + 5000 }));
     store.save(task("ses_fail1", { status: "error", error: "provider said no", settledAt: Date.now() - 1000 }));
     store.appendEvent({ taskId: "ses_done1", at: T0, kind: "launched", detail: "general" });
+    store.save(task("ses_perm1", { description: "Needs a yes" }));
+    store.appendEvent({ taskId: "ses_perm1", at: T0 + 1, kind: "permission-asked", detail: "bash: rm -rf build" });
+    store.save(task("ses_perm2", { description: "Answered already" }));
+    store.appendEvent({ taskId: "ses_perm2", at: T0 + 1, kind: "permission-asked", detail: "bash: ls" });
+    store.appendEvent({ taskId: "ses_perm2", at: T0 + 2, kind: "permission-replied" });
     d = await startDashboard({ dbPath: db, port: 0, host: "127.0.0.1", token: TOKEN, livePollMs: 20 });
   });
 
@@ -131,7 +136,9 @@ describe("dashboard server", () => {
     assert.equal(home.status, 200);
     assert.match(home.body, /Live &lt;b&gt;one&lt;\/b&gt;/);
     assert.match(home.body, /2 tool calls, last: read, bash/);
-    assert.match(home.body, /<title>\(1\) Home/);
+    assert.match(home.body, /<title>\(2\) Home/);
+    assert.match(home.body, /Needs a yes is waiting for permission: bash: rm -rf build/);
+    assert.ok(!home.body.includes("waiting for permission: bash: ls"), "a replied permission is no longer waiting");
     assert.match(home.body, /provider said no/);
     assert.ok(!home.body.includes("<script>window.pwned"), "result preview escaped");
   });

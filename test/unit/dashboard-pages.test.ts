@@ -1,0 +1,104 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import type { Automation, Run } from "../../src/automations/automation.ts";
+import { AutomationStore } from "../../src/automations/automation-store.ts";
+import { DashboardReader } from "../../src/dashboard/dashboard-reader.ts";
+import { routePage } from "../../src/dashboard/dashboard-routes.ts";
+import { durationChart } from "../../src/dashboard/duration-chart.ts";
+import { escapeHtml, html } from "../../src/dashboard/html.ts";
+import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
+
+const NOW = Date.UTC(2026, 10, 26, 12, 0, 0);
+const HOUR = 3_600_000;
+
+function automation(id: string, overrides: Partial<Automation> = {}): Automation {
+  return {
+    id, title: `Title of ${id}`, prompt: "REPLY ok", agent: "general", notify: "on_change", sessionMode: "fresh", overlap: "skip", catchUp: "skip",
+    reportTo: "ses_parent", reportAgent: "build", enabled: true, createdBy: "ses_parent", createdAt: NOW - 48 * HOUR, updatedAt: NOW,
+    runCount: 0, consecutiveFailures: 0, ...overrides,
+  };
+}
+
+function run(automationId: string, n: number, overrides: Partial<Run> = {}): Omit<Run, "id"> {
+  const startedAt = NOW - (10 - n) * HOUR;
+  return { automationId, runNo: n, triggerId: "tr_hourly", firedBy: "schedule", plannedAt: startedAt, status: "completed", createdAt: startedAt, startedAt, endedAt: startedAt + 1000 * n, summary: `run ${n} ok`, ...overrides };
+}
+
+describe("dashboard pages", () => {
+  let dir: string;
+  let reader: DashboardReader;
+  const page = (path: string) => routePage(reader, new URL(path, "http://127.0.0.1"), NOW);
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "dash-pages-"));
+    const path = join(dir, "tasks.db");
+    const store = SqliteTaskStore.open({ path, projectId: "proj" });
+    const autos = new AutomationStore(store.db, "proj");
+    autos.saveAutomation(automation("au1", { title: `Nightly "<img src=x onerror=alert(1)>"`, consecutiveFailures: 2, runCount: 5 }));
+    autos.saveTrigger({ id: "tr_hourly", automationId: "au1", spec: { kind: "interval", every: "1h", everyMs: HOUR }, createdAt: NOW - 48 * HOUR, nextAt: NOW + HOUR });
+    autos.saveTrigger({ id: "tr_cron", automationId: "au1", spec: { kind: "cron", cron: "0 9 * * *", timezone: "Europe/Paris" }, createdAt: NOW - 48 * HOUR, nextAt: Date.UTC(2026, 10, 27, 8, 0, 0) });
+    for (let n = 1; n <= 3; n++) autos.insertRun(run("au1", n));
+    autos.insertRun(run("au1", 4, { status: "error", summary: "tests failed" }));
+    autos.insertRun(run("au1", 5, { status: "error", summary: "tests failed again", triggerId: undefined, plannedAt: undefined, firedBy: "manual" }));
+    autos.insertRun({ automationId: "au1", triggerId: "tr_hourly", firedBy: "schedule", plannedAt: NOW - 20 * HOUR, status: "missed", skipReason: "missed", missedCount: 3, createdAt: NOW - 20 * HOUR });
+    autos.saveAutomation(automation("au2", { enabled: false, pausedReason: "paused after 3 failed runs in a row", reportToGoneAt: NOW - HOUR }));
+    store.close();
+    reader = DashboardReader.open(path);
+  });
+
+  after(() => {
+    reader?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("html escapes every interpolated value and keeps nested markup", () => {
+    assert.equal(escapeHtml(`<a href="x">'&'</a>`), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+    assert.equal(html`<p title="${`"><script>`}">${["<b>", html`<i>ok</i>`]}</p>`.value, `<p title="&quot;&gt;&lt;script&gt;">&lt;b&gt;<i>ok</i></p>`);
+  });
+
+  it("the automation page shows the definition escaped, each trigger's next runs, the failure streak and the chart", () => {
+    const { status, body } = page("/automation?project=proj&id=au1");
+    assert.equal(status, 200);
+    assert.match(body, /Nightly &quot;&lt;img src=x onerror=alert\(1\)&gt;&quot;/);
+    assert.ok(!body.includes("<img"), "no markup from the title");
+    assert.match(body, /2 consecutive failed runs/);
+    assert.match(body, /every 1h/);
+    assert.match(body, /cron 0 9 \* \* \*.*Europe\/Paris/);
+    const nextHourly = [1, 2, 3].map((k) => `data-ts="${NOW + k * HOUR}"`);
+    for (const ts of nextHourly) assert.ok(body.includes(ts), `next run ${ts}`);
+    assert.equal((body.match(/<rect class="bar"/g) ?? []).length, 6, "five runs and one missed row");
+    assert.match(body, /data-status="error"[^>]*fill="#d33"/);
+  });
+
+  it("filters the run history by status, trigger and date", () => {
+    const rows = (query: string) => (page(`/automation?project=proj&id=au1&${query}`).body.split('id="history"')[1]!.match(/data-run="\d+"/g) ?? []).length;
+    assert.equal(rows(""), 6);
+    assert.equal(rows("status=error"), 2);
+    assert.equal(rows("trigger=manual"), 1);
+    assert.equal(rows("trigger=tr_hourly&status=completed"), 3);
+    const day = new Date(NOW - 20 * HOUR);
+    const iso = `${day.getFullYear()}-${String(day.getMonth() + 1).padStart(2, "0")}-${String(day.getDate()).padStart(2, "0")}`;
+    assert.equal(rows(`from=${iso}&to=${iso}&status=missed`), 1);
+    assert.equal(rows("from=2030-01-01"), 0);
+  });
+
+  it("home counts a paused automation's reason and a report-to session gone as needing attention", () => {
+    const { body } = page("/?project=proj");
+    assert.match(body, /<title>\(2\) Home/);
+    assert.match(body, /paused after 3 failed runs in a row/);
+    assert.match(body, /the session it reports to \(ses_parent\) was deleted/);
+  });
+
+  it("an unknown automation or task is a 404 page, not an error", () => {
+    assert.equal(page("/automation?project=proj&id=nope").status, 404);
+    assert.equal(page("/task?id=x").status, 404);
+    assert.equal(page("/nowhere").status, 404);
+  });
+
+  it("the chart says so when there are no runs", () => {
+    assert.match(durationChart([], NOW).value, /No runs to chart yet/);
+  });
+});
