@@ -1,4 +1,3 @@
-import type { Clock } from "./clock.ts";
 import type { Host } from "../host/host.ts";
 import type { TaskStore } from "./task-store.ts";
 import { isSettled, transition, type Task, type TaskStatus } from "./task.ts";
@@ -54,10 +53,6 @@ export class TaskLifecycle {
     return this.ctx.store;
   }
 
-  get clock(): Clock {
-    return this.ctx.clock;
-  }
-
   /** Follows the progress of every running task (idempotent). */
   trackActive(): void {
     for (const task of this.activeTasks()) this.progress.track(task.id, task.progress);
@@ -73,17 +68,17 @@ export class TaskLifecycle {
    * settled. `notify: false` when the caller reports the outcome itself (a tool's answer).
    */
   settle(taskId: string, to: TaskStatus, fields: { result?: string; error?: string }, { notify = true } = {}): boolean {
-    const settled = this.store.transaction(() => {
-      const task = this.store.get(taskId);
+    const settled = this.ctx.store.transaction(() => {
+      const task = this.ctx.store.get(taskId);
       if (!task || isSettled(task.status)) return undefined;
-      const now = this.clock.now();
+      const now = this.ctx.clock.now();
       transition(task, to, now);
       Object.assign(task, fields, { progress: this.progress.get(taskId) ?? task.progress });
       this.callHook("settling", () => this.hooks.settling?.(task));
-      this.store.save(task);
-      this.store.appendEvent({ taskId, at: now, kind: `status:${to}`, detail: fields.error });
+      this.ctx.store.save(task);
+      this.ctx.store.appendEvent({ taskId, at: now, kind: `status:${to}`, detail: fields.error });
       if (notify && task.notify !== false) {
-        const siblingsBusy = this.store.list({ parentSessionID: task.parentSessionID, statuses: UNSETTLED, includeCleared: true }).length > 0;
+        const siblingsBusy = this.ctx.store.list({ parentSessionID: task.parentSessionID, statuses: UNSETTLED, includeCleared: true }).length > 0;
         this.notifier.record(task, to === "error" || (to === "completed" && !siblingsBusy));
       }
       this.events.emitSettling(task);
@@ -105,7 +100,7 @@ export class TaskLifecycle {
     const wasQueued = task.status === "queued";
     if (!this.settle(task.id, "cancelled", { error: reason })) return false;
     if (wasQueued) return true;
-    await this.host.abort(task.id).catch((error) => this.logError(`Could not abort child session ${task.id}`, error));
+    await this.ctx.host.abort(task.id).catch((error) => this.logError(`Could not abort child session ${task.id}`, error));
     return true;
   }
 
@@ -122,7 +117,7 @@ export class TaskLifecycle {
   /** Prompts a running task's child; when the host refuses, the task is settled as error and a TaskError thrown. */
   async sendPrompt(task: Task, text: string, { notify = true } = {}): Promise<void> {
     try {
-      await this.host.prompt({ sessionID: task.id, text, agent: task.agent, model: task.model });
+      await this.ctx.host.prompt({ sessionID: task.id, text, agent: task.agent, model: task.model });
     } catch (error) {
       this.settleSafely(task.id, "error", { error: `Could not send the prompt: ${errorMessage(error)}` }, { notify });
       throw new TaskError(`The child session did not accept the prompt: ${errorMessage(error)}`);
@@ -134,10 +129,10 @@ export class TaskLifecycle {
     if (this.checking.has(taskId)) return;
     this.checking.add(taskId);
     try {
-      const task = this.store.get(taskId);
+      const task = this.ctx.store.get(taskId);
       if (!task || !ACTIVE.includes(task.status)) return;
       let verdict: CompletionVerdict = fromEvents ? judgeCompletion(task, this.answers.recent(taskId)) : { kind: "pending" };
-      if (verdict.kind === "pending") verdict = judgeCompletion(task, await this.host.recentMessages(taskId, RECENT_MESSAGES));
+      if (verdict.kind === "pending") verdict = judgeCompletion(task, await this.ctx.host.recentMessages(taskId, RECENT_MESSAGES));
       if (verdict.kind === "completed") await this.endRun(task, verdict.result);
       if (verdict.kind === "error") this.settle(taskId, "error", { error: verdict.error });
     } catch (error) {
@@ -162,15 +157,15 @@ export class TaskLifecycle {
 
   /** Sends a running child back to work in the same run (no one typed "continue"). */
   private async continueRun(taskId: string, prompt: string, detail: string): Promise<void> {
-    const task = this.store.get(taskId);
+    const task = this.ctx.store.get(taskId);
     if (!task || !ACTIVE.includes(task.status)) return;
-    const now = this.clock.now();
+    const now = this.ctx.clock.now();
     task.promptedAt = now;
     task.progress = this.progress.get(taskId) ?? task.progress;
     task.progress.lastActivityAt = now;
-    this.store.transaction(() => {
-      this.store.save(task);
-      this.store.appendEvent({ taskId, at: now, kind: "continued", detail });
+    this.ctx.store.transaction(() => {
+      this.ctx.store.save(task);
+      this.ctx.store.appendEvent({ taskId, at: now, kind: "continued", detail });
     });
     await this.sendPrompt(task, prompt).catch(() => undefined); // sendPrompt settles the task as error itself
   }
@@ -186,7 +181,7 @@ export class TaskLifecycle {
 
   /** Whole tasks: few (bounded by the concurrency limits), and their callers need the prompt. */
   activeTasks(): Task[] {
-    return this.store.list({ statuses: ACTIVE, includeCleared: true }).flatMap((t) => this.store.get(t.id) ?? []);
+    return this.ctx.store.list({ statuses: ACTIVE, includeCleared: true }).flatMap((t) => this.ctx.store.get(t.id) ?? []);
   }
 
   logError(message: string, error: unknown): void {
