@@ -6,7 +6,10 @@
  * another connection to the page showing it. Needs a Chromium (see test/harness/browser.ts).
  * Run alone with `npm run bench -- dashboard`.
  */
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { request } from "node:http";
+import { fileURLToPath } from "node:url";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,6 +21,10 @@ import { SqliteTaskStore } from "../src/store/sqlite-task-store.ts";
 import { launchBrowser } from "../test/harness/browser.ts";
 import { benchTask } from "./bench-tasks.ts";
 import { median, percentile } from "./stats.ts";
+import { measure as measureStall, seed as seedShared, type SharedDbRow } from "./shared-db.ts";
+
+const VIEWER = fileURLToPath(new URL("./dashboard-viewer.ts", import.meta.url));
+const STALL_SECONDS = 10;
 
 const GOALS = { firstByteMs: 100, renderMs: 500, liveP95Ms: 1000 };
 const HTTP_SAMPLES = 30;
@@ -49,6 +56,7 @@ export async function runDashboardBench(): Promise<Figures[]> {
       }
     }
     print(results);
+    printStall(await stallWithDashboard(dir));
     return results;
   } finally {
     await browser.close();
@@ -166,6 +174,34 @@ function print(results: Figures[]): void {
   row("live update latency, p50", (f) => f.live, 50);
   row("live update latency, p95", (f) => f.live, 95, GOALS.liveP95Ms);
   console.log(`page size: ${(big.bytes / 1024).toFixed(0)} KB (baseline ${(base.bytes / 1024).toFixed(0)} KB); live median ${ms(median(big.live))}`);
+}
+
+/**
+ * The shared-db benchmark's store stall (10,000 tasks, another process writing 10 rows a second),
+ * with no dashboard and with one open in a third process that re-reads the home page on every change.
+ */
+async function stallWithDashboard(dir: string): Promise<{ closed: SharedDbRow; open: SharedDbRow; refreshes: number }> {
+  const open = (path: string) => SqliteTaskStore.open({ path, projectId: "bench" });
+  const closedPath = join(dir, "stall-closed.db");
+  seedShared(closedPath, 10_000);
+  const closed = await measureStall({ label: "dashboard closed", writer: true, open }, closedPath, STALL_SECONDS, 10);
+  const openPath = join(dir, "stall-open.db");
+  seedShared(openPath, 10_000);
+  const viewer = spawn(process.execPath, ["--import", "tsx", VIEWER, openPath], { stdio: ["pipe", "pipe", "inherit"] });
+  let out = "";
+  viewer.stdout!.on("data", (chunk) => (out += chunk));
+  while (!out.includes("viewing")) await once(viewer.stdout!, "data");
+  const opened = await measureStall({ label: "dashboard open", writer: true, open }, openPath, STALL_SECONDS, 10);
+  viewer.stdin!.end();
+  await once(viewer, "exit");
+  return { closed, open: opened, refreshes: Number(out.match(/refreshed (\d+)/)?.[1] ?? 0) };
+}
+
+function printStall({ closed, open, refreshes }: { closed: SharedDbRow; open: SharedDbRow; refreshes: number }): void {
+  const ms = (n: number) => `${n.toFixed(2)} ms`;
+  console.log(`\nPlugin store stall (shared-db bench: 10,000 tasks, a writer at 10 rows/s, ${STALL_SECONDS} s), Node`);
+  for (const row of [closed, open]) console.log(`${row.label.padEnd(18)} p50 ${ms(row.p50).padStart(9)}  p99 ${ms(row.p99).padStart(9)}  max ${ms(row.max).padStart(9)}  (${row.rowsWritten} rows written)`);
+  console.log(`open / closed, p99: ${(open.p99 / closed.p99).toFixed(2)}x; the open page re-read the home page ${refreshes} times`);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await runDashboardBench();

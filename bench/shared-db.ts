@@ -27,8 +27,8 @@ const TICK_MS = 50;
 const GOAL_P99_MS = 5;
 const WRITER = fileURLToPath(new URL("./shared-db-writer.ts", import.meta.url));
 
-type Lister = { list(filter: TaskFilter): TaskSummary[]; close(): void };
-type Mode = { label: string; writer: boolean; open: (path: string) => Lister };
+export type Lister = { list(filter: TaskFilter): TaskSummary[]; close(): void };
+export type Mode = { label: string; writer: boolean; open: (path: string) => Lister };
 /** Wall time of each tick (the stall the event loop sees) and its CPU time (without other processes' share of the machine). */
 export type SharedDbRow = { label: string; ticks: number; p50: number; p99: number; max: number; cpuP99: number; rowsWritten: number };
 
@@ -53,7 +53,7 @@ export async function runSharedDbBench({ tasks = 10_000, seconds = 10, rate = 10
   }
 }
 
-function seed(path: string, count: number): void {
+export function seed(path: string, count: number): void {
   const store = SqliteTaskStore.open({ path, projectId: PROJECT });
   store.transaction(() => {
     for (let i = 0; i < count; i++) store.save(benchTask(i, i >= RUNNING));
@@ -62,7 +62,7 @@ function seed(path: string, count: number): void {
 }
 
 /** Lists on a fixed tick for `seconds`, timing each tick's synchronous work: that is the stall. */
-async function measure(mode: Mode, path: string, seconds: number, rate: number): Promise<SharedDbRow> {
+export async function measure(mode: Mode, path: string, seconds: number, rate: number): Promise<SharedDbRow> {
   const lister = mode.open(path);
   const listOnce = () => {
     lister.list({ statuses: UNSETTLED, includeCleared: true });
