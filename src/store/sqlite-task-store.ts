@@ -195,7 +195,6 @@ export class SqliteTaskStore implements TaskStore {
   private freshCache(): TaskCache {
     const dataVersion = Number(this.sql("PRAGMA data_version").get()?.data_version);
     if (this.cache && dataVersion === this.cacheDataVersion) return this.cache;
-    this.cacheDataVersion = dataVersion;
     // The mark is read first: every write up to it is committed, so the rows read next hold it.
     const mark = this.sql(SELECT_CHANGE_MARK).get()!;
     const seq = Number(mark.seq);
@@ -205,7 +204,9 @@ export class SqliteTaskStore implements TaskStore {
       for (const row of this.sql(SELECT_CHANGED_SUMMARIES).all(this.projectId, this.cacheSeq)) this.cache.put(rowToSummary(row));
       if (Number(mark.deleted_seq) > this.cacheSeq) this.cache.retainOnly(this.taskIds());
     }
+    // Only now: a read that threw above is tried again on the next list.
     this.cacheSeq = seq;
+    this.cacheDataVersion = dataVersion;
     return this.cache;
   }
 
