@@ -1,6 +1,6 @@
 /**
  * Runs the benchmarks and prints each one's figures beside the baseline it measures in the same
- * run. `npm run bench` runs all; `npm run bench -- notify|fork|store|load|evidence|rss|shared-db|dashboard` runs the ones named.
+ * run. `npm run bench` runs all; `npm run bench -- notify|fork|store|load|evidence|rss|shared-db|dashboard|automations` runs the ones named.
  * The store and shared-db run twice: under Node (better-sqlite3, as the CLI) and under Bun
  * (bun:sqlite, as inside OpenCode). rss takes the real-host lock itself: do not run it under flock.
  */
@@ -14,6 +14,7 @@ import { runEvidenceBench } from "./evidence.ts";
 import { runRssBench } from "./rss.ts";
 import { runSharedDbBench } from "./shared-db.ts";
 import { runDashboardBench } from "./dashboard.ts";
+import { runAutomationsBench } from "./automations.ts";
 
 const benches: Record<string, () => Promise<void> | void> = {
   fork: () => void runForkBench(),
@@ -27,6 +28,7 @@ const benches: Record<string, () => Promise<void> | void> = {
   evidence: async () => void (await runEvidenceBench()),
   rss: async () => void (await runRssBench()),
   dashboard: async () => void (await runDashboardBench()),
+  automations: async () => void (await runAutomationsBench()),
   "shared-db": async () => {
     await runSharedDbBench();
     const bun = spawnSync("npx", ["bun", "bench/shared-db.ts"], { stdio: "inherit" });

@@ -1,0 +1,136 @@
+/**
+ * Automations at scale, in one process on the system clock (no OpenCode: a host that answers at
+ * once, so what is measured is the plugin's own scheduling):
+ * 1. Idle CPU over 60 s with 1,000 automations (interval and cron triggers, none due in the
+ *    window) loaded and scheduled, against the same process without the automation layer.
+ * 2. Firing lateness (the run's task created minus its planned time) for 200 firings due in the
+ *    same minute, while the core's limits queue the launches. Goal: p99 < 1 s.
+ * Run alone with `npx tsx bench/automations.ts`, or `npm run bench -- automations`.
+ * BENCH_IDLE_SECONDS shortens the idle windows (default 60).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { systemClock } from "../src/core/clock.ts";
+import { TaskManager } from "../src/core/task-manager.ts";
+import type { Host } from "../src/host/host.ts";
+import { DEFAULT_OPTIONS } from "../src/options.ts";
+import { SqliteTaskStore } from "../src/store/sqlite-task-store.ts";
+import { createAutomations } from "../src/automations/create-automations.ts";
+import type { AutomationService } from "../src/automations/automation-service.ts";
+import { percentile } from "./stats.ts";
+
+const PARENT = "ses_benchparent";
+const MODEL = { providerID: "mock", modelID: "mock-model" };
+
+/** A host that accepts everything at once; children never finish (the core's limits queue the rest). */
+function instantHost(): Host {
+  let n = 0;
+  return {
+    createSession: async () => ({ id: `ses_bench${String(++n).padStart(6, "0")}` }),
+    forkSession: async () => ({ id: `ses_benchfork${++n}` }),
+    sessionExists: async () => true,
+    prompt: async () => {},
+    abort: async () => {},
+    statuses: async () => ({}),
+    recentMessages: async () => [],
+    sessionHistory: async () => [],
+    agents: async () => [{ name: "general", mode: "subagent" }],
+    toast: async () => {},
+    log: async () => {},
+  };
+}
+
+function open(dir: string, name: string, withAutomations: boolean) {
+  const store = SqliteTaskStore.open({ path: join(dir, `${name}.db`), projectId: "bench" });
+  const host = instantHost();
+  const manager = new TaskManager(host, store, systemClock, DEFAULT_OPTIONS);
+  const automations = withAutomations ? createAutomations({ store, manager, host, clock: systemClock }, DEFAULT_OPTIONS) : undefined;
+  return { store, manager, automations };
+}
+
+const FIELDS = { agent: "general", notify: "never", sessionMode: "fresh", overlap: "skip", catchUp: "skip", enabled: true } as const;
+
+/** 1,000 definitions: half every 1-24 h, half a daily cron in a few zones; none due within the hour. */
+function loadThousand(service: AutomationService): void {
+  const zones = ["UTC", "Europe/Paris", "America/New_York", "Asia/Tokyo"];
+  const hour = (new Date().getUTCHours() + 3) % 24;
+  for (let i = 0; i < 1000; i++) {
+    const id = service.newAutomationId();
+    const trigger = i % 2 === 0 ? { every: `${1 + (i % 24)}h` } : { cron: `${i % 60} ${hour} * * *`, timezone: zones[i % zones.length] };
+    service.create(id, { ...FIELDS, title: `bench ${i}`, prompt: "check" }, service.parseTriggers([trigger], id), { sessionID: PARENT, agent: "build", model: MODEL });
+  }
+}
+
+async function idleCpuMs(seconds: number): Promise<number> {
+  const before = process.cpuUsage();
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1000;
+}
+
+async function lateness(service: AutomationService, manager: TaskManager, store: SqliteTaskStore): Promise<number[]> {
+  // 200 six-field crons, all in the next whole minute that starts at least 5 s from now.
+  const minuteStart = Math.ceil((Date.now() + 5000) / 60_000) * 60_000;
+  const at = new Date(minuteStart);
+  const ids: string[] = [];
+  for (let i = 0; i < 200; i++) {
+    const id = service.newAutomationId();
+    const cron = `${Math.floor((i * 60) / 200)} ${at.getUTCMinutes()} ${at.getUTCHours()} * * *`;
+    service.create(id, { ...FIELDS, title: `due ${i}`, prompt: "check", maxRuns: 1 }, service.parseTriggers([{ cron, timezone: "UTC" }], id), { sessionID: PARENT, agent: "build", model: MODEL });
+    ids.push(id);
+  }
+  await new Promise((r) => setTimeout(r, minuteStart + 61_000 - Date.now()));
+  const samples: number[] = [];
+  for (const id of ids) {
+    const run = service.runs(id, 5).find((r) => r.runNo === 1);
+    const task = run?.taskId ? manager.get(run.taskId) : undefined;
+    if (!run || !task || run.plannedAt === undefined) throw new Error(`automation ${id} did not fire (${JSON.stringify(run)})`);
+    samples.push(task.createdAt - run.plannedAt);
+  }
+  void store;
+  return samples;
+}
+
+export async function runAutomationsBench(): Promise<void> {
+  const seconds = Number(process.env.BENCH_IDLE_SECONDS ?? 60);
+  const dir = mkdtempSync(join(tmpdir(), "ocbt-bench-auto-"));
+  try {
+    const base = open(dir, "baseline", false);
+    void base.manager.start();
+    await new Promise((r) => setTimeout(r, 3000)); // the same settling time as the measured process
+    const baselineMs = await idleCpuMs(seconds);
+    base.manager.dispose();
+    base.store.close();
+
+    const withAuto = open(dir, "automations", true);
+    const service = withAuto.automations!;
+    const loadStart = performance.now();
+    loadThousand(service);
+    const loadMs = performance.now() - loadStart;
+    await withAuto.manager.start();
+    service.start();
+    await new Promise((r) => setTimeout(r, 3000)); // let the garbage of creating 1,000 rows be collected first
+    let wakes = 0;
+    const wake = service.scheduler.wake.bind(service.scheduler);
+    service.scheduler.wake = () => { wakes++; wake(); };
+    service.scheduler.rearm();
+    const automationMs = await idleCpuMs(seconds);
+    console.log(`1,000 automations created and scheduled in ${loadMs.toFixed(0)} ms`);
+    console.log(`idle CPU over ${seconds} s: without automations ${baselineMs.toFixed(1)} ms, with 1,000 automations ${automationMs.toFixed(1)} ms (ratio ${(automationMs / Math.max(baselineMs, 0.1)).toFixed(2)}; ${(100 * automationMs / (seconds * 1000)).toFixed(3)}% of one core; ${wakes} scheduler wake-up(s))`);
+
+    const samples = await lateness(service, withAuto.manager, withAuto.store);
+    const p50 = percentile(samples, 50);
+    const p99 = percentile(samples, 99);
+    const queued = withAuto.manager.listForParent(PARENT, "queued").length;
+    console.log(`firing lateness, 200 firings due in one minute (1,200 automations loaded; ${queued} launches queued by the core's limits): p50 ${p50} ms, p99 ${p99} ms, max ${Math.max(...samples)} ms (goal p99 < 1000 ms: ${p99 < 1000 ? "met" : "NOT met"})`);
+    service.stop();
+    withAuto.manager.dispose();
+    withAuto.store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await runAutomationsBench();
