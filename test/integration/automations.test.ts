@@ -95,8 +95,8 @@ describe("automations on the real host", () => {
   it("interval, once, six-field cron, on_change, failure pause, overlap and approval in one server", async () => {
     first = await start();
     const s = first;
-    const [p1, p2, p3, p4, p5, p6, p7] = await Promise.all(
-      ["interval", "once", "cron", "on_change", "failing", "overlap", "rejected"].map((t) => s.newSession(`parent: ${t}`)),
+    const [p1, p2, p3, p4, p5, p6, p7, p8] = await Promise.all(
+      ["interval", "once", "cron", "on_change", "failing", "overlap", "rejected", "continue"].map((t) => s.newSession(`parent: ${t}`)),
     );
     // One after the other: parallel prompts that each wait on a permission prompt did not all show one.
     const at = new Date(Date.now() + 12_000).toISOString();
@@ -109,8 +109,9 @@ describe("automations on the real host", () => {
       [p5, { title: "always failing", prompt: "FAIL 400 boom", triggers: [{ every: "2s" }], notify: "never" }],
       [p6, { title: "slow one", prompt: "SLOW 3500\nREPLY slow done", triggers: [{ every: "1s" }], max_runs: 2, notify: "never" }],
       [p7, { title: "unwanted", prompt: "REPLY no", triggers: [{ every: "1s" }] }, "reject"],
+      [p8, { title: "remembers", prompt: "REPLY same child", triggers: [{ every: "2s" }], max_runs: 2, session: "continue", notify: "never" }],
     ] as [string, Record<string, unknown>, ("once" | "reject")?][]) made.push(await create(s, parent, args, answer));
-    const [interval, once, cron, onChange, failing, slow] = made.map((m) => m.id!);
+    const [interval, once, cron, onChange, failing, slow, , remembers] = made.map((m) => m.id!);
     assert.match(made[0]!.out, /Created automation au\w+ "every two seconds" \(enabled; notify always\)/);
     assert.match(made[6]!.out, /rejected automation "unwanted"; nothing was stored/);
     assert.equal(made[6]!.id, undefined);
@@ -153,6 +154,13 @@ describe("automations on the real host", () => {
     const done = slowRuns.filter((r) => r.status === "completed");
     assert.ok(done[1].started_at >= done[0].ended_at, "the second run started after the first ended");
     survivor = interval;
+
+    // session: continue: the second run resumes the first run's child, which sees both prompts.
+    await waitUntil(() => runs(remembers).filter((r) => r.status === "completed").length === 2, { timeoutMs: 30_000, what: "two continued runs" });
+    const [r1, r2] = runs(remembers);
+    assert.equal(r1.task_id, r2.task_id);
+    const prompts = (await s.messages(r1.task_id)).filter((m) => m.info.role === "user").map((m) => m.parts.map((p) => p.text ?? "").join(""));
+    assert.deepEqual(prompts.map((t) => /run #(\d+)/.exec(t)?.[1]), ["1", "2"]);
   });
 
   it("definitions survive a SIGKILL restart and keep firing; two servers on one database fire each occurrence once", async () => {
