@@ -19,6 +19,9 @@ import { TaskLauncher, firstPromptWith, type ForkSupport, type LaunchInput } fro
 
 export type { ForkSupport, LaunchInput } from "./task-launcher.ts";
 
+/** How long the poll leaves a failing store alone before trying it again. */
+export const STORE_RETRY_MS = 10_000;
+
 export type ManagerConfig = {
   pollIntervalMs: number;
   resultCapChars: number;
@@ -196,6 +199,10 @@ export class TaskManager {
   /** One status call for every session: settles missed idles, delivers held notifications, enforces limits. */
   async poll(): Promise<void> {
     if (this.disposed) return;
+    // Each write to a locked database blocks OpenCode for the busy timeout: a failing store is
+    // tried again after a pause, not on every poll.
+    const failure = this.health.failure();
+    if (failure && this.ctx.clock.now() - failure.at < STORE_RETRY_MS) return;
     await this.watch.poll();
     if (!this.disposed) await this.scheduler.startQueued();
   }

@@ -31,6 +31,8 @@ export class TaskScheduler {
   /** Starts what fits now. Safe to call at any time, from anywhere; never rejects. */
   async startQueued(): Promise<void> {
     try {
+      // A read first: a write transaction takes the database's write lock, shared by every process.
+      if (this.ctx.store.list({ statuses: ["queued"], includeCleared: true }).length === 0) return;
       const claimed = this.ctx.store.transaction(() => this.claimFitting());
       await this.startAll(claimed);
     } catch (error) {

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { coreFixture, PARENT } from "../helpers/core-fixture.ts";
 import { MemoryTaskStore } from "../../src/core/memory-task-store.ts";
-import { TaskManager } from "../../src/core/task-manager.ts";
+import { TaskManager, STORE_RETRY_MS } from "../../src/core/task-manager.ts";
 import { DEFAULT_OPTIONS } from "../../src/options.ts";
 import type { TaskStore } from "../../src/core/task-store.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
@@ -69,7 +69,7 @@ describe("nothing escapes into the host", () => {
 
     control.failing = false;
     assert.equal(f.store.get(missed)!.status, "running");
-    await f.clock.advance(1000); // the next poll settles what the failed event could not
+    await f.clock.advance(STORE_RETRY_MS); // the next poll after the pause settles what the failed event could not
     assert.equal(f.store.get(missed)!.status, "completed");
     f.host.setActivity(PARENT, "idle");
     await f.flush();
@@ -91,6 +91,8 @@ describe("nothing escapes into the host", () => {
     assert.match(failing, /job/);
     control.failing = false;
     await f.clock.advance(1000);
+    assert.equal(f.store.get(id)!.status, "running", "the poll leaves a failing store alone for a while");
+    await f.clock.advance(STORE_RETRY_MS);
     assert.equal(f.store.get(id)!.status, "completed");
     assert.doesNotMatch(await f.call("background_list", {}), /failing/);
     assert.deepEqual(escaped, []);
