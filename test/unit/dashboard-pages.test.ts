@@ -10,6 +10,8 @@ import { routePage } from "../../src/dashboard/dashboard-routes.ts";
 import { durationChart } from "../../src/dashboard/duration-chart.ts";
 import { escapeHtml, html } from "../../src/dashboard/html.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
+import { SqliteEvidenceStore } from "../../src/store/sqlite-evidence-store.ts";
+import { runningTask } from "../store/task-fixtures.ts";
 
 const NOW = Date.UTC(2026, 10, 26, 12, 0, 0);
 const HOUR = 3_600_000;
@@ -45,6 +47,10 @@ describe("dashboard pages", () => {
     autos.insertRun(run("au1", 5, { status: "error", summary: "tests failed again", triggerId: undefined, plannedAt: undefined, firedBy: "manual" }));
     autos.insertRun({ automationId: "au1", triggerId: "tr_hourly", firedBy: "schedule", plannedAt: NOW - 20 * HOUR, status: "missed", skipReason: "missed", missedCount: 3, createdAt: NOW - 20 * HOUR });
     autos.saveAutomation(automation("au2", { enabled: false, pausedReason: "paused after 3 failed runs in a row", reportToGoneAt: NOW - HOUR }));
+    store.save(runningTask("ses_claims", { description: "Claims green tests", status: "completed", result: "All tests pass.", createdAt: NOW - HOUR, promptedAt: NOW - HOUR, settledAt: NOW - 60_000 }));
+    const evidence = new SqliteEvidenceStore(store.db, "proj");
+    evidence.put({ taskId: "ses_claims", run: 0, kind: "command", key: "call_1", data: { callID: "call_1", command: "npm test", exitCode: 1, seq: 1 } });
+    evidence.put({ taskId: "ses_claims", run: 0, kind: "contradiction", key: "all", data: [{ kind: "tests-failed", message: "The result says the tests pass, but npm test exited with 1" }] });
     store.close();
     reader = DashboardReader.open(path);
   });
@@ -85,11 +91,19 @@ describe("dashboard pages", () => {
     assert.equal(rows("from=2030-01-01"), 0);
   });
 
-  it("home counts a paused automation's reason and a report-to session gone as needing attention", () => {
+  it("home counts a paused automation's reason, a report-to session gone and an evidence flag as needing attention", () => {
     const { body } = page("/?project=proj");
-    assert.match(body, /<title>\(2\) Home/);
+    assert.match(body, /<title>\(3\) Home/);
+    assert.match(body, /Claims green tests: The result says the tests pass, but npm test exited with 1/);
     assert.match(body, /paused after 3 failed runs in a row/);
     assert.match(body, /the session it reports to \(ses_parent\) was deleted/);
+  });
+
+  it("the task page shows the evidence of each run", () => {
+    const { body } = page("/task?project=proj&id=ses_claims");
+    assert.match(body, /id="evidence"/);
+    assert.match(body, /WARNING: The result says the tests pass, but npm test exited with 1/);
+    assert.match(body, /npm test — exit 1/);
   });
 
   it("an unknown automation or task is a 404 page, not an error", () => {
