@@ -44,6 +44,8 @@ export type Options = {
   automations: boolean;
   /** An automation pauses after this many consecutive failed runs (its session is told). Default 2, range 1-100. */
   automationFailurePause: number;
+  /** Serve the dashboard from inside OpenCode on this 127.0.0.1 port; 0 = off (use the CLI's `dashboard`). Default 0, range 0-65535. */
+  dashboardPort: number;
 };
 
 type NumberKey = { [K in keyof Options]: Options[K] extends number ? K : never }[keyof Options];
@@ -66,6 +68,7 @@ const NUMBER_RULES: Record<NumberKey, NumberRule> = {
   expectTimeoutSeconds: { default: 300, min: 1, max: 3600, unit: "seconds" },
   stalledLoopLimit: { default: 5, min: 2, max: 100, unit: "calls or answers" },
   automationFailurePause: { default: 2, min: 1, max: 100, unit: "runs" },
+  dashboardPort: { default: 0, min: 0, max: 65_535, unit: "port (0 = off)" },
 };
 
 export const DEFAULT_OPTIONS: Options = {

@@ -21,6 +21,7 @@ import { askForAutomationsByDefault, createAutomations } from "./automations/cre
 import type { AutomationService } from "./automations/automation-service.ts";
 import { InboxApplier } from "./inbox/inbox-applier.ts";
 import { commandApplier } from "./inbox/apply-command.ts";
+import { serveDashboardFromPlugin } from "./dashboard/serve-from-plugin.ts";
 
 const DAY_MS = 86_400_000;
 
@@ -60,11 +61,13 @@ function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
   manager.onSettle((task) => forkTransform.forget(task.id));
   const automations = startAutomations(options, { store, manager, host, clock: systemClock }, onCrash);
   const inbox = new InboxApplier(store.db, store.projectId, commandApplier(manager, automations), systemClock, onCrash);
+  const stopDashboard = options.dashboardPort > 0 ? serveDashboardFromPlugin(store.db.path, options.dashboardPort, host) : () => {};
   manager.start().then(() => automations?.start()).catch((error) => onCrash("Starting background tasks failed", error)).finally(() => inbox.start());
   return {
     dispose: async () => {
       stopStats();
       inbox.stop();
+      stopDashboard();
       automations?.stop();
       retention.stop();
       manager.dispose();

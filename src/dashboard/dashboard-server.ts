@@ -98,7 +98,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     token: auth.token,
     close: async () => {
       feed.close();
-      server.closeAllConnections();
+      server.closeAllConnections?.();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       reader.close();
       writer?.close();

@@ -1,0 +1,43 @@
+import assert from "node:assert/strict";
+import { createServer, type AddressInfo } from "node:net";
+import { after, before, describe, it } from "node:test";
+import { call, startStack, taskIdsIn, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Option dashboardPort: the same dashboard, served by the plugin inside OpenCode (under Bun). */
+describe("the dashboard served from inside OpenCode", () => {
+  let stack: Stack;
+  let port: number;
+  before(async () => {
+    port = await freePort();
+    stack = await startStack({ pluginOptions: { dashboardPort: port } });
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+
+  it("logs its URL with the token, and that URL shows the project's tasks", async () => {
+    const parent = await stack.newSession("parent: in-plugin dashboard");
+    await stack.say(parent, call("background_task", { description: "seen from inside", prompt: "REPLY inside ok", agent: "general" }));
+    const [id] = taskIdsIn((await toolOutputs(stack, parent, "background_task")).at(-1)!);
+    assert.ok(id);
+    const url = await waitUntil(() => new RegExp(`(http://127\\.0\\.0\\.1:${port}/\\?token=[\\w-]+)`).exec(stack.server.logs())?.[1], { timeoutMs: 10_000, what: "the dashboard URL in the log" });
+    const signIn = await fetch(url, { redirect: "manual" });
+    assert.equal(signIn.status, 303);
+    const cookie = signIn.headers.get("set-cookie")!.split(";")[0]!;
+    const home = await waitUntil(async () => {
+      const text = await (await fetch(`http://127.0.0.1:${port}/`, { headers: { cookie } })).text();
+      return text.includes(id) ? text : undefined;
+    }, { timeoutMs: 10_000, what: "the task on the page" });
+    assert.match(home, /seen from inside/);
+    const refused = await fetch(`http://127.0.0.1:${port}/command`, { method: "POST", headers: { cookie, "content-type": "application/x-www-form-urlencoded" }, body: "kind=cancel_task&project=p&target=t" });
+    assert.equal(refused.status, 403, "no Origin: refused under Bun too");
+  });
+});
