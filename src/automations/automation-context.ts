@@ -9,6 +9,8 @@ export type AutomationConfig = {
   failurePause: number;
   /** Characters of a result put in a notification (option resultCapChars). */
   resultCap: number;
+  /** Run history older than this goes (option retentionDays); undefined keeps it. */
+  retentionMs?: number;
 };
 
 /** What every part of the automation layer shares: the store, the core's public API, the host, time. */

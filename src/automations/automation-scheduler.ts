@@ -20,6 +20,8 @@ export class AutomationScheduler {
   private armedFor: number | undefined;
   private startedAt = 0;
   private stopped = false;
+  /** Called after every wake (housekeeping that needs no timer of its own). */
+  afterWake: () => void = () => {};
 
   constructor(private ctx: AutomationContext, private starter: RunStarter) {}
 
@@ -56,12 +58,13 @@ export class AutomationScheduler {
 
   /** Fires what is due now; a late wake (sleep, clock jump) fires each trigger once. */
   wake(): void {
-    this.timer = undefined;
-    this.armedFor = undefined;
+    this.clear(); // called directly (start), a pending timer must not fire a second wake
+
     try {
       const started: Run[] = [];
       for (const trigger of this.ctx.store.dueTriggers(this.ctx.clock.now())) started.push(...this.handle(trigger));
       for (const run of started) void this.starter.launch(run);
+      this.afterWake();
     } catch (error) {
       this.ctx.logError("The automation scheduler failed; it retries at its next wake", error);
     } finally {

@@ -44,6 +44,17 @@ export class AutomationService {
       this.scheduler.rearm();
     };
     ctx.manager.onSettle((task) => this.recorder.onTaskSettled(task));
+    this.scheduler.afterWake = () => this.purgeHourly();
+  }
+
+  private lastPurge = 0;
+
+  /** Retention: old history rows go at start and then at most once an hour. */
+  purgeHourly(): void {
+    const { clock, store, config } = this.ctx;
+    if (config.retentionMs === undefined || clock.now() - this.lastPurge < 3600_000) return;
+    this.lastPurge = clock.now();
+    store.purgeRunsOlderThan(clock.now() - config.retentionMs);
   }
 
   /** Call once the core has started (its recovery may settle runs): ends runs cut off by a crash, then schedules. */
@@ -105,8 +116,9 @@ export class AutomationService {
       if (patch.enabled === true && !a.enabled) {
         delete next.pausedReason;
         next.consecutiveFailures = 0;
-        for (const t of store.triggers(id)) store.saveTrigger({ ...t, lastPlannedAt: now, nextAt: nextOccurrence(t, now) });
       }
+      const resumes = (next.enabled && !a.enabled) || (a.doneAt !== undefined && next.doneAt === undefined);
+      if (resumes) for (const t of store.triggers(id)) store.saveTrigger({ ...t, lastPlannedAt: now, nextAt: nextOccurrence(t, now) });
       if (patch.enabled === false) this.recorder.skipWaiting(id, "paused");
       store.saveAutomation(next);
       return next;

@@ -17,10 +17,10 @@ export function createAutomations(
   options: { automationFailurePause: number; resultCapChars: number; retentionDays: number },
 ): AutomationService {
   const store = new AutomationStore(deps.store.db, deps.store.projectId);
-  store.purgeRunsOlderThan(deps.clock.now() - options.retentionDays * DAY_MS);
   const ctx = new AutomationContext(store, deps.manager, deps.host, deps.clock, {
     failurePause: options.automationFailurePause,
     resultCap: options.resultCapChars,
+    retentionMs: options.retentionDays * DAY_MS,
   });
   return new AutomationService(ctx);
 }

@@ -23,9 +23,12 @@ export function tempDb() {
  */
 export function automationFixture(dbPath: string, overrides: Partial<Options> = {}) {
   const store = SqliteTaskStore.open({ path: dbPath, projectId: "proj" });
-  const core = coreFixture({ automationFailurePause: 2, ...overrides } as Partial<Options>, store);
+  const core = coreFixture({ automationFailurePause: 2, ...overrides }, store);
   const autoStore = new AutomationStore(store.db, "proj");
-  const ctx = new AutomationContext(autoStore, core.manager, core.host, core.clock, { failurePause: (overrides as { automationFailurePause?: number }).automationFailurePause ?? 2, resultCap: 10_000 });
+  const ctx = new AutomationContext(autoStore, core.manager, core.host, core.clock, {
+    failurePause: overrides.automationFailurePause ?? 2, resultCap: 10_000,
+    retentionMs: overrides.retentionDays === undefined ? undefined : overrides.retentionDays * 86_400_000,
+  });
   const service = new AutomationService(ctx);
 
   function create(fields: Partial<AutomationFields> = {}, triggers: TriggerInput[] = []) {

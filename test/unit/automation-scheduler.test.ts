@@ -1,8 +1,9 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { automationFixture, tempDb, PARENT } from "../helpers/automation-fixture.ts";
+import type { Options } from "../../src/options.ts";
 
-function setup(overrides = {}) {
+function setup(overrides: Partial<Options> = {}) {
   const db = tempDb();
   const f = automationFixture(db.path, overrides);
   after(() => { f.close(); db.cleanup(); });
@@ -160,5 +161,54 @@ describe("report-to session", () => {
     assert.match(list, /enabled; report-to session gone/);
     f.service.update(a.id, { title: "renamed" });
     assert.equal(f.service.get(a.id)!.reportToGoneAt, undefined);
+  });
+});
+
+describe("history and resuming", () => {
+  it("raising max_runs on a done automation plans from now: the done time is not missed", async () => {
+    const f = setup();
+    const a = f.create({ maxRuns: 1, notify: "never" }, [{ every: "1s" }]);
+    await f.clock.advance(1000);
+    await finishAll(f, "one");
+    await f.clock.advance(10_000);
+    assert.ok(f.service.get(a.id)!.doneAt !== undefined);
+    f.service.update(a.id, { maxRuns: 2 });
+    await f.clock.advance(1000);
+    assert.equal(f.children().length, 2);
+    assert.deepEqual(f.autoStore.runs(a.id).map((r) => r.status), ["running", "completed"]);
+  });
+
+  it("retention removes history rows older than retentionDays, hourly while the scheduler runs", async () => {
+    const f = setup({ retentionDays: 1 });
+    const a = f.create({ notify: "never" }, [{ every: "1h" }]);
+    const hours = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        await f.clock.advance(3600_000);
+        await finishAll(f, "ok");
+      }
+    };
+    await hours(24);
+    assert.ok(f.autoStore.runs(a.id, 100).some((r) => r.runNo === 1), "a day old: kept");
+    await hours(2);
+    const left = f.autoStore.runs(a.id, 100).map((r) => r.runNo);
+    assert.ok(!left.includes(1), "older than retentionDays: gone");
+    assert.ok(left.includes(24), "newer runs stay");
+  });
+});
+
+describe("the one timer", () => {
+  it("start after creating automations leaves exactly one timer, and a minute-long sleep wakes once", async () => {
+    const db = tempDb();
+    const f = automationFixture(db.path);
+    after(() => { f.close(); db.cleanup(); });
+    for (let i = 0; i < 5; i++) f.create({ notify: "never" }, [{ every: "1h" }]);
+    f.service.start();
+    assert.equal(f.clock.pendingTimers(), 1);
+    let wakes = 0;
+    const wake = f.service.scheduler.wake.bind(f.service.scheduler);
+    f.service.scheduler.wake = () => { wakes++; wake(); };
+    await f.clock.advance(60_000);
+    assert.equal(wakes, 1);
+    assert.equal(f.clock.pendingTimers(), 1);
   });
 });
