@@ -25,6 +25,16 @@ export const APP_JS = `"use strict";
     if (form.elements.back.value === "/" && location.pathname !== "/") location.assign("/");
     else refresh(document.body.dataset.version || "");
   };
+  const duration = (ms) => {
+    const s = Math.floor(Math.max(0, ms) / 1000);
+    if (s < 60) return s + "s";
+    const m = Math.floor(s / 60);
+    if (m < 60) return m + "m " + String(s % 60).padStart(2, "0") + "s";
+    return Math.floor(m / 60) + "h " + String(m % 60).padStart(2, "0") + "m";
+  };
+  const tick = () => {
+    for (const el of document.querySelectorAll("[data-since]")) el.textContent = duration(Date.now() - Number(el.dataset.since));
+  };
   let busy = false;
   let again = false;
   const refresh = async (version) => {
@@ -53,6 +63,7 @@ export const APP_JS = `"use strict";
   document.addEventListener("DOMContentLoaded", () => {
     localTimes(document);
     wire(document);
+    setInterval(tick, 1000);
     const live = document.getElementById("live");
     const events = new EventSource("/events");
     events.addEventListener("open", () => live && live.classList.add("on"));

@@ -3,7 +3,7 @@ import type { InboxCommand } from "../inbox/inbox-command.ts";
 import { commandButton, commandList } from "./controls.ts";
 import type { DashboardReader, ProjectAutomation, ProjectRun } from "./dashboard-reader.ts";
 import { html, type SafeHtml } from "./html.ts";
-import { automationHref, duration, layout, preview, status, taskHref, time } from "./page-layout.ts";
+import { automationHref, duration, elapsed, layout, preview, status, taskHref, time } from "./page-layout.ts";
 
 const DAY_MS = 86_400_000;
 
@@ -74,7 +74,7 @@ function taskTable(tasks: ProjectTask[], now: number, back: string, permissions?
 ${tasks.map((t) => html`<tr data-task="${t.id}"><td><a href="${taskHref(t.projectId, t.id)}">${t.description}</a><div class="id">${t.id}</div></td>
 <td class="task-status">${status(t.status)}</td>
 <td>${live ? progress(t, now, permissions.get(t.id)?.title) : preview(t.error ?? t.result)}</td>
-<td>${live ? duration(t.startedAt ?? t.createdAt, now) : duration(t.startedAt ?? t.createdAt, t.settledAt)}</td>
+<td>${live ? elapsed(t.startedAt ?? t.createdAt, now) : duration(t.startedAt ?? t.createdAt, t.settledAt)}</td>
 ${live ? html`<td>${commandButton("cancel_task", t.projectId, t.id, back)}</td>` : ""}</tr>`)}</tbody></table>`;
 }
 

@@ -45,6 +45,11 @@ export function duration(from: number | undefined, to: number | undefined): stri
   return from === undefined || to === undefined ? "-" : formatDuration(to - from);
 }
 
+/** Time since `since`, kept ticking by app.js between live updates. */
+export function elapsed(since: number, now: number): SafeHtml {
+  return html`<span data-since="${since}">${duration(since, now)}</span>`;
+}
+
 export function taskHref(projectId: string, id: string): string {
   return `/task?project=${encodeURIComponent(projectId)}&id=${encodeURIComponent(id)}`;
 }

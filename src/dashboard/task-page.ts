@@ -6,7 +6,7 @@ import type { ProjectTask } from "../store/task-reader.ts";
 import type { InboxCommand } from "../inbox/inbox-command.ts";
 import { commandButton, commandList } from "./controls.ts";
 import { html, type SafeHtml } from "./html.ts";
-import { automationHref, duration, layout, status, time } from "./page-layout.ts";
+import { automationHref, duration, elapsed, layout, status, time } from "./page-layout.ts";
 
 export type TaskData = { task: ProjectTask; events: TaskEvent[]; evidence: RunEvidence[]; commands: InboxCommand[] };
 
@@ -27,7 +27,7 @@ export function taskPage(data: TaskData, frame: { projects: string[]; project?: 
 <dt>Batch</dt><dd class="id">${t.batchId}${run ? html` — run ${run.runNo} of <a href="${automationHref(t.projectId, run.automationId)}">automation ${run.automationId}</a>` : ""}</dd>
 <dt>Created</dt><dd>${time(t.createdAt)}</dd>
 <dt>Started</dt><dd>${time(t.startedAt)}</dd>
-<dt>Settled</dt><dd>${time(t.settledAt)} (${ACTIVE.includes(t.status) ? `running for ${duration(t.startedAt ?? t.createdAt, now)}` : `took ${duration(t.startedAt ?? t.createdAt, t.settledAt)}`})</dd>
+<dt>Settled</dt><dd>${time(t.settledAt)} (${ACTIVE.includes(t.status) ? html`running for ${elapsed(t.startedAt ?? t.createdAt, now)}` : `took ${duration(t.startedAt ?? t.createdAt, t.settledAt)}`})</dd>
 <dt>Progress</dt><dd>${t.progress.toolCalls} tool calls${t.progress.lastTools.length ? `, last: ${t.progress.lastTools.join(", ")}` : ""}</dd>
 <dt>Open in OpenCode</dt><dd><code>opencode --session ${t.id}</code> (in the project's directory)</dd>
 </dl>
