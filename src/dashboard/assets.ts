@@ -34,6 +34,9 @@ export const APP_JS = `"use strict";
   };
   const tick = () => {
     for (const el of document.querySelectorAll("[data-since]")) el.textContent = duration(Date.now() - Number(el.dataset.since));
+    for (const el of document.querySelectorAll("[data-unclaimed-at]")) {
+      if (Date.now() >= Number(el.dataset.unclaimedAt)) el.textContent = el.dataset.unclaimedText;
+    }
   };
   let busy = false;
   let again = false;

@@ -30,11 +30,12 @@ ${commands.map((c) => html`<tr data-command="${c.id}"><td>${time(c.createdAt)}</
 <td>${status(c.status)}</td><td>${outcome(c, now)}</td></tr>`)}</tbody></table></section>`;
 }
 
-function outcome(c: InboxCommand, now: number): string {
+function outcome(c: InboxCommand, now: number): SafeHtml | string {
   if (c.status === "pending") {
-    return now - c.createdAt >= UNCLAIMED_NOTICE_MS
-      ? `Waiting: no OpenCode with project ${c.projectId} open has picked it up. It is applied when one runs.`
-      : "Waiting for the OpenCode of this project…";
+    const unclaimed = `Waiting: no OpenCode with project ${c.projectId} open has picked it up. It is applied when one runs.`;
+    if (now - c.createdAt >= UNCLAIMED_NOTICE_MS) return unclaimed;
+    // app.js switches to the longer text when the time passes with nothing else changing the page.
+    return html`<span data-unclaimed-at="${c.createdAt + UNCLAIMED_NOTICE_MS}" data-unclaimed-text="${unclaimed}">Waiting for the OpenCode of this project…</span>`;
   }
   if (c.status === "claimed") return `Being applied by ${c.claimedBy ?? "an OpenCode"}…`;
   return preview(c.outcome, 300);

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { networkInterfaces } from "node:os";
 import { CommandInbox } from "../inbox/command-inbox.ts";
 import { migrate } from "../store/migrations.ts";
 import { openSqlite, type SqliteDatabase } from "../store/sqlite-driver.ts";
@@ -89,7 +90,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
 
   await listen(server, options.port, options.host);
   const port = (server.address() as AddressInfo).port;
-  const names = [`${options.host}:${port}`, ...(isLoopback(options.host) ? [`127.0.0.1:${port}`, `localhost:${port}`] : [])];
+  const names = hostNames(options.host, port);
   auth.allowHosts(names);
   const origin = `http://${names[0]}`;
   return {
@@ -116,8 +117,23 @@ function listen(server: Server, port: number, host: string): Promise<void> {
   });
 }
 
-function isLoopback(host: string): boolean {
-  return host === "127.0.0.1" || host === "localhost";
+/**
+ * The Host header values this server answers to: the address it listens on (every interface's
+ * address for 0.0.0.0 or ::), and the loopback names when those reach it. Anything else (a DNS
+ * name rebound to this machine) is refused.
+ */
+function hostNames(host: string, port: number): string[] {
+  const wildcard = host === "0.0.0.0" || host === "::";
+  const loopback = wildcard || host === "127.0.0.1" || host === "localhost" || host === "::1";
+  const own = wildcard ? interfaceAddresses() : [host];
+  const names = [...own, ...(loopback ? ["127.0.0.1", "localhost", "::1"] : [])];
+  return [...new Set(names)].map((name) => `${name.includes(":") ? `[${name}]` : name}:${port}`);
+}
+
+/** External addresses first, so the printed URL works from another machine. */
+function interfaceAddresses(): string[] {
+  const all = Object.values(networkInterfaces()).flat().filter((i) => i !== undefined);
+  return [...all.filter((i) => !i.internal), ...all.filter((i) => i.internal)].map((i) => i.address);
 }
 
 function send(res: ServerResponse, status: number, type: string, body: string): void {

@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { startDashboard, type Dashboard } from "../../src/dashboard/dashboard-server.ts";
+import { CommandInbox } from "../../src/inbox/command-inbox.ts";
+import { openSqlite } from "../../src/store/sqlite-driver.ts";
 import { launchBrowser, screenshotDir } from "../harness/browser.ts";
 import { call, pluginDbPath, startStack, taskIdsIn, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
 
@@ -118,6 +120,20 @@ describe("the dashboard in a real browser, on a real OpenCode", () => {
     assert.match(await row.innerText(), /nightly all green/);
     assert.equal(await page.locator("#chart rect.bar").count(), 1);
     await page.screenshot({ path: join(shots, "automation.png"), fullPage: true });
+  });
+
+  it("a command for a project with no OpenCode running stays pending, and the page says so", async () => {
+    const db = openSqlite(pluginDbPath(stack.server));
+    let id: number;
+    try {
+      id = new CommandInbox(db).submit("project-with-no-opencode", "cancel_task", "ses_elsewhere", Date.now()).id;
+    } finally {
+      db.close();
+    }
+    await page.goto(dash.origin + "/");
+    const row = page.locator(`.commands tr[data-command="${id}"]`);
+    await row.getByText("no OpenCode with project project-with-no-opencode open has picked it up").waitFor({ timeout: UI_WAIT_MS });
+    assert.match(await row.locator(".status").innerText(), /pending/);
   });
 
   it("the token is required: a fresh browser without it gets nothing", async () => {

@@ -208,3 +208,22 @@ async function openEvents(d: Dashboard): Promise<{ next(): Promise<string>; clos
     close: () => req.destroy(),
   };
 }
+
+describe("dashboard server on every interface (--host 0.0.0.0)", () => {
+  it("answers to this machine's addresses and refuses other Host names", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "dash-any-"));
+    const db = join(dir, "tasks.db");
+    SqliteTaskStore.open({ path: db, projectId: "p" }).close();
+    const d = await startDashboard({ dbPath: db, port: 0, host: "0.0.0.0", token: TOKEN });
+    try {
+      const port = new URL(d.origin).port;
+      assert.equal((await send(d, "GET", "/", { cookie, host: `127.0.0.1:${port}` })).status, 200);
+      assert.equal((await send(d, "GET", "/", { cookie, host: `localhost:${port}` })).status, 200);
+      assert.equal((await send(d, "GET", "/", { cookie })).status, 200, `the printed origin ${d.origin}`);
+      assert.equal((await send(d, "GET", "/", { cookie, host: `rebound.example:${port}` })).status, 403);
+    } finally {
+      await d.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
