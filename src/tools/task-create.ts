@@ -34,11 +34,11 @@ export function taskCreateTool({ automations, onCrash }: AutomationToolDeps) {
 }
 
 /** OpenCode's own permission prompt; a config `"background_automation": "allow"` skips it. */
-async function approve(ask: ((input: never) => Promise<void>) | undefined, title: string, prompt: string, triggers: string[]) {
+export async function approve(ask: ((input: never) => Promise<void>) | undefined, title: string, prompt: string, triggers: string[], outcome = "nothing was stored") {
   if (!ask) return;
   try {
     await ask({ permission: APPROVAL_PERMISSION, patterns: [title], always: ["*"], metadata: { title, prompt, triggers } } as never);
   } catch (error) {
-    throw new TaskError(`The user rejected automation "${title}"; nothing was stored. (${errorMessage(error)})`);
+    throw new TaskError(`The user rejected automation "${title}"; ${outcome}. (${errorMessage(error)})`);
   }
 }

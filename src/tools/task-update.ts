@@ -1,6 +1,8 @@
 import { defineTool } from "./tool-kit.ts";
 import { fieldArgs, toFields, type AutomationToolDeps } from "./task-args.ts";
 import { stateText } from "../automations/automation-text.ts";
+import { describeTrigger } from "../automations/trigger-spec.ts";
+import { approve } from "./task-create.ts";
 
 export function taskUpdateTool({ automations, onCrash }: AutomationToolDeps) {
   return defineTool({
@@ -11,8 +13,13 @@ export function taskUpdateTool({ automations, onCrash }: AutomationToolDeps) {
     async run(args, call) {
       const fields = toFields(args);
       if (fields.agent) await automations.checkAgent(fields.agent);
+      const current = automations.require(args.id);
+      // Created disabled, it was never approved: enabling it is when the user is asked.
+      if (fields.enabled && !current.enabled && current.runCount === 0 && current.pausedReason === undefined) {
+        await approve(call.ask, current.title, fields.prompt ?? current.prompt, automations.triggers(current.id).map((t) => describeTrigger(t.spec)), "it stays disabled and unchanged");
+      }
       const reportTo = args.report_here ? { sessionID: call.sessionID, agent: call.agent, model: call.model } : undefined;
-      const a = automations.update(args.id, { ...fields, reportTo });
+      const a = automations.update(current.id, { ...fields, reportTo });
       return `Updated automation ${a.id} "${a.title}": ${stateText(a)}.`;
     },
   });

@@ -70,6 +70,16 @@ describe("task_* tools", () => {
     assert.equal(f.children().length, 0);
   });
 
+  it("created disabled, it is approved when first enabled; a rejection leaves it disabled", async () => {
+    const { f, call, asked, reject } = setup();
+    const id = (await call("task_create", { title: "later", prompt: "p", enabled: false, triggers: [{ every: "1h" }] })).match(/automation (au\w+)/)![1]!;
+    assert.equal(asked.length, 0);
+    reject();
+    assert.match(await call("task_update", { id, enabled: true }), /rejected automation "later"; it stays disabled and unchanged/);
+    assert.equal(f.service.get(id)!.enabled, false);
+    assert.equal(asked.length, 1);
+  });
+
   it("a rejected approval stores nothing and says so", async () => {
     const { f, call, reject } = setup();
     reject();
