@@ -20,7 +20,7 @@ import { SqliteEvidenceStore } from "./store/sqlite-evidence-store.ts";
 import { askForAutomationsByDefault, createAutomations } from "./automations/create-automations.ts";
 import type { AutomationService } from "./automations/automation-service.ts";
 import { InboxApplier } from "./inbox/inbox-applier.ts";
-import { commandApplier } from "./inbox/apply-command.ts";
+import { commandHandler } from "./inbox/apply-command.ts";
 import { serveDashboardFromPlugin } from "./dashboard/serve-from-plugin.ts";
 
 const DAY_MS = 86_400_000;
@@ -60,7 +60,7 @@ function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
   const forkTransform = new ForkContextTransform(forkLimits(options));
   manager.onSettle((task) => forkTransform.forget(task.id));
   const automations = startAutomations(options, { store, manager, host, clock: systemClock }, onCrash);
-  const inbox = new InboxApplier(store.db, store.projectId, commandApplier(manager, automations), systemClock, onCrash);
+  const inbox = new InboxApplier(store.db, store.projectId, commandHandler(manager, automations, host), systemClock, onCrash);
   const stopDashboard = options.dashboardPort > 0 ? serveDashboardFromPlugin(store.db.path, options.dashboardPort, host) : () => {};
   manager.start().then(() => automations?.start()).catch((error) => onCrash("Starting background tasks failed", error)).finally(() => inbox.start());
   return {

@@ -2,17 +2,21 @@ import { randomBytes } from "node:crypto";
 import type { Clock } from "../core/clock.ts";
 import { errorMessage } from "../core/errors.ts";
 import type { SqliteDatabase } from "../store/sqlite-driver.ts";
-import type { ApplyCommand } from "./apply-command.ts";
+import type { CommandHandler } from "./apply-command.ts";
 import { CommandInbox } from "./command-inbox.ts";
+import type { InboxCommand } from "./inbox-command.ts";
 
 /** How often an idle plugin asks SQLite whether anything was committed (one pragma). */
 export const INBOX_POLL_MS = 500;
+/** A command its owner (the process running the child) has not taken this long is taken by any instance. */
+export const OWNER_GRACE_MS = 3000;
 
 /**
  * Applies the dashboard's commands for this project. One unref'd timer reads SQLite's
  * data_version (no table read) and looks at the inbox only when another connection committed;
  * each command is claimed in a transaction first, so with several OpenCode processes on one
- * database exactly one applies it. Stops on dispose.
+ * database exactly one applies it. A command another process owns (a child running there) is
+ * left to it for OWNER_GRACE_MS, then taken by anyone (its owner is gone). Stops on dispose.
  */
 export class InboxApplier {
   readonly instanceId = `pid${process.pid}-${randomBytes(4).toString("hex")}`;
@@ -25,7 +29,7 @@ export class InboxApplier {
   constructor(
     private db: SqliteDatabase,
     private projectId: string,
-    private apply: ApplyCommand,
+    private handler: CommandHandler,
     private clock: Clock,
     private onCrash: (message: string, error: unknown) => void,
     private pollMs = INBOX_POLL_MS,
@@ -58,7 +62,7 @@ export class InboxApplier {
       this.version = version;
       const pending = this.inbox.pending(this.projectId);
       if (pending.length === 0) return;
-      this.draining = this.drain(pending.map((c) => c.id)).finally(() => (this.draining = undefined));
+      this.draining = this.drain(pending).finally(() => (this.draining = undefined));
     } catch (error) {
       this.onCrash("Could not read the dashboard's commands; trying again shortly", error);
     }
@@ -71,15 +75,28 @@ export class InboxApplier {
     (this.timer as { unref?: () => void }).unref?.();
   }
 
-  private async drain(ids: number[]): Promise<void> {
-    for (const id of ids) {
-      if (!this.inbox.claim(id, this.instanceId, this.clock.now())) continue; // another instance has it
-      const command = this.inbox.get(id)!;
-      try {
-        this.inbox.finish(id, "done", await this.apply(command), this.clock.now());
-      } catch (error) {
-        this.finishFailed(id, errorMessage(error));
+  private async drain(commands: InboxCommand[]): Promise<void> {
+    for (const command of commands) {
+      if (!(await this.mayTake(command))) {
+        this.version = undefined; // look again at the next tick, whether or not anything changes
+        continue;
       }
+      if (!this.inbox.claim(command.id, this.instanceId, this.clock.now())) continue; // another instance has it
+      try {
+        this.inbox.finish(command.id, "done", await this.handler.apply(command), this.clock.now());
+      } catch (error) {
+        this.finishFailed(command.id, errorMessage(error));
+      }
+    }
+  }
+
+  private async mayTake(command: InboxCommand): Promise<boolean> {
+    if (this.clock.now() - command.createdAt >= OWNER_GRACE_MS) return true;
+    try {
+      return await this.handler.owns(command);
+    } catch (error) {
+      this.onCrash("Could not tell whether a dashboard command is this OpenCode's", error);
+      return false;
     }
   }
 

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { createServer, type AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { call, startStack, taskIdsIn, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
+import { CommandInbox } from "../../src/inbox/command-inbox.ts";
+import { openSqlite } from "../../src/store/sqlite-driver.ts";
+import { call, pluginDbPath, startStack, taskIdsIn, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -39,5 +41,43 @@ describe("the dashboard served from inside OpenCode", () => {
     assert.match(home, /seen from inside/);
     const refused = await fetch(`http://127.0.0.1:${port}/command`, { method: "POST", headers: { cookie, "content-type": "application/x-www-form-urlencoded" }, body: "kind=cancel_task&project=p&target=t" });
     assert.equal(refused.status, 403, "no Origin: refused under Bun too");
+  });
+});
+
+/** Two OpenCode processes on one project and database: the dashboard's cancel must reach the one running the child. */
+describe("a dashboard command with two OpenCode processes on one database", () => {
+  let first: Stack;
+  let second: Stack;
+  before(async () => {
+    first = await startStack();
+    second = await startStack({ mock: first.mock, reuse: { homeDir: first.server.homeDir, projectDir: first.server.projectDir } });
+  });
+  after(async () => {
+    await second?.stop();
+    await first?.stop();
+  });
+
+  it("cancel is applied once, by the process whose server runs the child, and stops it", async () => {
+    const parent = await first.newSession("parent: two processes");
+    await first.say(parent, call("background_task", { description: "runs in the first", prompt: "SLOW 30000\nREPLY two-process child", agent: "general" }));
+    const [id] = taskIdsIn((await toolOutputs(first, parent, "background_task")).at(-1)!);
+    assert.ok(id);
+    const child = () => first.mock.requests().find((r) => JSON.stringify(r.body.messages).includes("two-process child") && !JSON.stringify(r.body.messages).includes("CALL"));
+    await waitUntil(child, { what: "the child's model request" });
+    const db = openSqlite(pluginDbPath(first.server));
+    try {
+      const inbox = new CommandInbox(db);
+      const project = String(db.prepare("SELECT project_id FROM tasks WHERE id = ?").get(id!)!.project_id);
+      const command = inbox.submit(project, "cancel_task", id!, Date.now());
+      const done = await waitUntil(() => {
+        const c = inbox.get(command.id)!;
+        return c.status === "done" || c.status === "failed" ? c : undefined;
+      }, { timeoutMs: 10_000, what: "the command applied" });
+      assert.equal(done.status, "done", done.outcome);
+      await waitUntil(() => child()?.aborted, { timeoutMs: 5000, what: "the child's model request aborted (the owner applied it)" });
+      assert.equal(db.prepare("SELECT status FROM tasks WHERE id = ?").get(id!)!.status, "cancelled");
+    } finally {
+      db.close();
+    }
   });
 });

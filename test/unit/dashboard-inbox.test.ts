@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, beforeEach, describe, it } from "node:test";
-import { systemClock } from "../../src/core/clock.ts";
+import { systemClock, type Clock } from "../../src/core/clock.ts";
 import { CommandInbox } from "../../src/inbox/command-inbox.ts";
-import { InboxApplier } from "../../src/inbox/inbox-applier.ts";
+import { InboxApplier, OWNER_GRACE_MS } from "../../src/inbox/inbox-applier.ts";
 import type { InboxCommand } from "../../src/inbox/inbox-command.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
 
@@ -19,10 +19,11 @@ describe("dashboard command inbox", () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   /** A plugin instance of `project` on its own connection, recording what it applied. */
-  function instance(project: string, apply: (c: InboxCommand) => Promise<string> = async () => "ok") {
+  function instance(project: string, apply: (c: InboxCommand) => Promise<string> = async () => "ok", owns = async (_c: InboxCommand) => true, clock: Clock = systemClock) {
     const store = SqliteTaskStore.open({ path, projectId: project });
     const applied: number[] = [];
-    const applier = new InboxApplier(store.db, project, async (c) => (applied.push(c.id), apply(c)), systemClock, (m, e) => assert.fail(`${m}: ${e}`));
+    const handler = { apply: async (c: InboxCommand) => (applied.push(c.id), apply(c)), owns };
+    const applier = new InboxApplier(store.db, project, handler, clock, (m, e) => assert.fail(`${m}: ${e}`));
     return { store, applier, applied };
   }
 
@@ -50,6 +51,31 @@ describe("dashboard command inbox", () => {
     assert.equal(new CommandInbox(a.store.db).claim(again.id, "a", 2), true);
     assert.equal(new CommandInbox(b.store.db).claim(again.id, "b", 2), false, "a claimed row cannot be claimed again");
     for (const i of [a, b, other]) i.store.close();
+    page.close();
+  });
+
+  it("leaves a command to the process that owns it, and any process takes it once the owner stayed silent", async () => {
+    let now = 1_000_000;
+    const clock: Clock = { now: () => now, setTimeout: () => undefined, clearTimeout: () => {} };
+    const owner = instance("proj", undefined, async () => true, clock);
+    const other = instance("proj", undefined, async () => false, clock);
+    const page = dashboard();
+    const first = page.inbox.submit("proj", "cancel_task", "ses_1", now);
+    other.applier.check();
+    await other.applier.idle();
+    assert.equal(page.inbox.get(first.id)!.status, "pending", "not the owner: left alone");
+    owner.applier.check();
+    await owner.applier.idle();
+    assert.deepEqual([owner.applied, other.applied], [[first.id], []]);
+    const orphan = page.inbox.submit("proj", "cancel_task", "ses_2", now);
+    other.applier.check();
+    await other.applier.idle();
+    assert.equal(page.inbox.get(orphan.id)!.status, "pending");
+    now += OWNER_GRACE_MS;
+    other.applier.check(); // nothing was committed since: the deferred command is looked at again anyway
+    await other.applier.idle();
+    assert.equal(page.inbox.get(orphan.id)!.status, "done");
+    for (const i of [owner, other]) i.store.close();
     page.close();
   });
 
