@@ -58,7 +58,6 @@ describe("the dashboard in a real browser, on a real OpenCode", () => {
     await page.evaluate(() => ((globalThis as unknown as { notReloaded: boolean }).notReloaded = true));
     const id = await launch("slow survey", "SLOW 2500\nREPLY survey finished");
     await statusOf("active", id).filter({ hasText: "running" }).waitFor({ timeout: UI_WAIT_MS });
-    await page.screenshot({ path: join(shots, "home.png") });
     await statusOf("recent", id).filter({ hasText: "completed" }).waitFor({ timeout: UI_WAIT_MS });
     assert.equal(await page.evaluate(() => (globalThis as unknown as { notReloaded?: boolean }).notReloaded), true, "updated in place");
     assert.ok(Number(await page.locator("body").getAttribute("data-refreshes")) >= 2, "live refreshes happened");
@@ -134,6 +133,7 @@ describe("the dashboard in a real browser, on a real OpenCode", () => {
     const row = page.locator(`.commands tr[data-command="${id}"]`);
     await row.getByText("no OpenCode with project project-with-no-opencode open has picked it up").waitFor({ timeout: UI_WAIT_MS });
     assert.match(await row.locator(".status").innerText(), /pending/);
+    await page.screenshot({ path: join(shots, "home.png"), fullPage: true });
   });
 
   it("the token is required: a fresh browser without it gets nothing", async () => {
