@@ -23,7 +23,7 @@ export const APP_JS = `"use strict";
     const res = await fetch(form.action, { method: "POST", body: new URLSearchParams(new FormData(form)), credentials: "same-origin", redirect: "manual" });
     if (res.type !== "opaqueredirect" && !res.ok) alert(await res.text());
     if (form.elements.back.value === "/" && location.pathname !== "/") location.assign("/");
-    else refresh(document.body.dataset.version || "");
+    else refresh();
   };
   const duration = (ms) => {
     const s = Math.floor(Math.max(0, ms) / 1000);
@@ -40,9 +40,16 @@ export const APP_JS = `"use strict";
   };
   let busy = false;
   let again = false;
-  const refresh = async (version) => {
+  // At most one refresh per MIN_GAP_MS: a burst of commits (a busy child) costs a few page reads, not one each.
+  const MIN_GAP_MS = 250;
+  let lastAt = 0;
+  let latest = "";
+  const refresh = async () => {
     if (busy) { again = true; return; }
     busy = true;
+    const wait = lastAt + MIN_GAP_MS - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    lastAt = Date.now();
     try {
       const res = await fetch(location.href, { credentials: "same-origin", headers: { "x-dashboard-refresh": "1" } });
       if (!res.ok) return;
@@ -56,11 +63,11 @@ export const APP_JS = `"use strict";
         wire(fresh);
       }
       document.title = doc.title;
-      document.body.dataset.version = String(version);
+      document.body.dataset.version = latest;
       document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes || 0) + 1);
     } finally {
       busy = false;
-      if (again) { again = false; refresh(version); }
+      if (again) { again = false; refresh(); }
     }
   };
   document.addEventListener("DOMContentLoaded", () => {
@@ -71,7 +78,7 @@ export const APP_JS = `"use strict";
     const events = new EventSource("/events");
     events.addEventListener("open", () => live && live.classList.add("on"));
     events.addEventListener("error", () => live && live.classList.remove("on"));
-    events.addEventListener("change", (e) => refresh(e.data));
+    events.addEventListener("change", (e) => { latest = e.data; refresh(); });
   });
 })();
 `;
