@@ -329,6 +329,8 @@ describe("parent deletion", () => {
     assert.deepEqual(f.host.aborted, [a]);
     assert.equal(f.store.list({ includeCleared: true }).length, 0);
     assert.equal(f.host.promptsTo(PARENT).length, 0);
+    assert.deepEqual(f.store.events(a), [], "the child's event log goes with it");
+    assert.deepEqual(f.store.pendingNotifications(), []);
   });
 });
 
