@@ -34,7 +34,7 @@ export type Mode = { label: string; writer: boolean; open: (path: string) => Lis
 /** Wall time of each tick (the stall the event loop sees) and its CPU time (without other processes' share of the machine). */
 export type SharedDbRow = { label: string; ticks: number; p50: number; p99: number; max: number; cpuP99: number; rowsWritten: number };
 
-export async function runSharedDbBench({ tasks = 10_000, seconds = 10, rate = 10, print = true } = {}): Promise<SharedDbRow[]> {
+export async function runSharedDbBench({ tasks = 10_000, seconds = 20, rate = 10, print = true } = {}): Promise<SharedDbRow[]> {
   const dir = mkdtempSync(join(tmpdir(), "obt-shared-"));
   try {
     const modes: Mode[] = [
