@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { TaskError } from "../core/errors.ts";
 import type { ModelRef, Task } from "../core/task.ts";
-import { ACTIVE_RUN, type Automation, type NotifyPolicy, type Run, type Trigger } from "./automation.ts";
+import { type Automation, type NotifyPolicy, type Run, type Trigger } from "./automation.ts";
 import type { AutomationContext } from "./automation-context.ts";
 import { AutomationScheduler } from "./automation-scheduler.ts";
 import { RunRecorder } from "./run-recorder.ts";
@@ -23,9 +23,6 @@ export type AutomationFields = {
 
 /** Who creates it: the session runs report to, with its agent and model. */
 export type Creator = { sessionID: string; agent: string; model?: ModelRef };
-
-/** A run still `starting` this long after it was claimed was cut off by a crash. */
-const STALE_START_MS = 120_000;
 
 const newId = (prefix: string) => `${prefix}${randomBytes(6).toString("hex")}`;
 
@@ -203,20 +200,11 @@ export class AutomationService {
     return matches.length === 1 ? matches[0] : undefined;
   }
 
-  /** Runs left `starting` by a crash end as errors; runs whose task settled unseen are finished from it. */
+  /** Runs cut off by a crash, or whose task settled unseen, are ended (see RunRecorder.reconcile). */
   private recoverRuns(): void {
-    const { store, clock, manager } = this.ctx;
+    const { store } = this.ctx;
     store.transaction(() => {
-      for (const a of store.automations()) {
-        for (const run of store.runsWithStatus(a.id, ACTIVE_RUN)) {
-          const task = run.taskId ? manager.get(run.taskId) : undefined;
-          if (task && (task.status === "completed" || task.status === "error" || task.status === "cancelled")) {
-            this.recorder.finish(run, { status: task.status, result: task.result, error: task.error }, task.id);
-          } else if (!task && run.status === "starting" && clock.now() - run.createdAt > STALE_START_MS) {
-            this.recorder.finish(run, { status: "error", error: "OpenCode stopped before the run started" }, undefined);
-          }
-        }
-      }
+      for (const a of store.automations()) this.recorder.reconcile(a.id);
     });
   }
 }

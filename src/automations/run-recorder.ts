@@ -1,6 +1,9 @@
 import { createHash } from "node:crypto";
 import type { Task } from "../core/task.ts";
-import { parseRunBatchId, type Automation, type Run } from "./automation.ts";
+import { ACTIVE_RUN, parseRunBatchId, type Automation, type Run } from "./automation.ts";
+
+/** A run still `starting` this long after it was claimed was cut off by a crash (a launch takes ~1 s). */
+const STALE_START_MS = 120_000;
 import type { AutomationContext } from "./automation-context.ts";
 import { decideNotify, type RunOutcome } from "./notify-policy.ts";
 import { firstLine, pausedText, runNotificationText } from "./automation-text.ts";
@@ -70,6 +73,31 @@ export class RunRecorder {
       updated.pausedReason = `${updated.consecutiveFailures} consecutive failures; last: ${firstLine(outcome.error ?? outcome.status, 200)}`;
     }
     return updated;
+  }
+
+  /**
+   * Inside a transaction: ends the automation's active runs that can no longer end by themselves:
+   * a run whose task settled where no settle listener heard it (a process with automations off),
+   * and a run still `starting` long after it was claimed (its process died before the launch).
+   * Returns the runs still active.
+   */
+  reconcile(automationId: string): Run[] {
+    const { store, manager, clock } = this.ctx;
+    return store.runsWithStatus(automationId, ACTIVE_RUN).filter((run) => {
+      const task = run.taskId ? manager.get(run.taskId) : undefined;
+      // settledAt after the run started: a continued session still shows the earlier run's settle until resumed.
+      const status = task?.status;
+      const settled = status === "completed" || status === "error" || status === "cancelled";
+      if (task && settled && (task.settledAt ?? 0) >= (run.startedAt ?? run.createdAt)) {
+        this.finish(run, { status, result: task.result, error: task.error }, task.id);
+        return false;
+      }
+      if (!task && run.status === "starting" && clock.now() - run.createdAt > STALE_START_MS) {
+        this.finish(run, { status: "error", error: "OpenCode stopped before the run started" }, undefined);
+        return false;
+      }
+      return true;
+    });
   }
 
   /** A waiting (queued) run that will not start now. */

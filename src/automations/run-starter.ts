@@ -24,7 +24,7 @@ export class RunStarter {
     const { store, clock } = this.ctx;
     const now = clock.now();
     const base: NewRun = { automationId: a.id, ...firing, status: "starting", createdAt: now };
-    const busy = store.runsWithStatus(a.id, ACTIVE_RUN).length > 0;
+    const busy = this.recorder.reconcile(a.id).length > 0;
     if (busy && a.overlap === "skip") return store.insertRun({ ...base, status: "skipped", skipReason: "overlap" });
     if (busy) {
       const older = store.runsWithStatus(a.id, ["waiting"]);

@@ -212,3 +212,27 @@ describe("the one timer", () => {
     assert.equal(f.clock.pendingTimers(), 1);
   });
 });
+
+describe("runs nobody will end", () => {
+  it("a run whose task settled where no listener heard it, and a launch cut off by a crash, do not block later firings", async () => {
+    const f = setup();
+    const a = f.create({ notify: "never" }, [{ every: "1m" }]);
+    await f.clock.advance(60_000);
+    const [child] = f.children();
+    // Settle the task behind the automation layer's back (another process with automations off).
+    const task = f.store.get(child!)!;
+    f.store.save({ ...task, status: "completed", result: "done elsewhere", settledAt: f.clock.now() });
+    await f.clock.advance(60_000);
+    const runs = f.autoStore.runs(a.id);
+    assert.deepEqual(runs.map((r) => [r.runNo, r.status]), [[2, "running"], [1, "completed"]]);
+    assert.equal(runs[1]!.summary, "done elsewhere");
+    // A claimed run whose process died before launching it.
+    const stuck = f.autoStore.insertRun({ automationId: a.id, firedBy: "manual", status: "starting", runNo: 99, createdAt: f.clock.now(), startedAt: f.clock.now() })!;
+    f.host.finishRun(f.children()[1]!, "ok");
+    await f.flush();
+    await f.clock.advance(3 * 60_000);
+    assert.equal(f.autoStore.run(stuck.id)!.status, "error");
+    assert.match(f.autoStore.run(stuck.id)!.summary!, /stopped before the run started/);
+    assert.ok(f.autoStore.runs(a.id).some((r) => r.runNo === 3 && r.status === "running"), "fires again");
+  });
+});
