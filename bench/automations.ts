@@ -114,18 +114,19 @@ export async function runAutomationsBench(): Promise<void> {
     const loadMs = performance.now() - loadStart;
     await withAuto.manager.start();
     service.start();
-    await new Promise((r) => setTimeout(r, 5000)); // warm-up, not measured: the garbage of creating 1,000 rows
+    await new Promise((r) => setTimeout(r, 15_000)); // warm-up, not measured: JIT and the garbage of creating 1,000 rows
     let wakes = 0;
     const wake = service.scheduler.wake.bind(service.scheduler);
     service.scheduler.wake = () => { wakes++; wake(); };
     // Windows alternate (scheduler on, off, on, ...) so that noise of the runtime (GC, JIT) falls on both sides.
-    const windows = 6;
+    const windows = 12;
     let onMs = 0;
     let offMs = 0;
     for (let i = 0; i < windows; i++) {
       if (i % 2 === 0) service.scheduler.start(); // one wake, then the timer
       else service.scheduler.stop();
       const used = await idleCpuMs(seconds / (windows / 2));
+      if (process.env.BENCH_VERBOSE) console.log(`window ${i} (${i % 2 === 0 ? "on" : "off"}): ${used.toFixed(1)} ms`);
       if (i % 2 === 0) onMs += used;
       else offMs += used;
     }
