@@ -1,7 +1,7 @@
 import type { Task } from "./task.ts";
 import { summaryOf, type TaskSummary } from "./task-summary.ts";
 import type { PendingNotification, TaskEvent, TaskFilter, TaskStore } from "./task-store.ts";
-import { maskSecrets } from "../evidence/mask-secrets.ts";
+import { maskSecrets } from "./mask-secrets.ts";
 
 const copy = <T>(value: T): T => structuredClone(value);
 

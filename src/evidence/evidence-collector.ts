@@ -1,6 +1,6 @@
 import type { ToolCallInfo } from "../host/host.ts";
 import type { CommandEvidence, EvidenceRow, EvidenceStore, FailedTool, FileEvidence, RunEvidence } from "./evidence-types.ts";
-import { maskSecrets } from "./mask-secrets.ts";
+import { maskSecrets } from "../core/mask-secrets.ts";
 
 type LiveRun = {
   run: number;

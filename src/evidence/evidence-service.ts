@@ -10,7 +10,7 @@ import { absolutePath, snapshotFile, verifyFiles } from "./verify-files.ts";
 import { findContradictions } from "./contradiction-check.ts";
 import { checkExpectation, type Expectation } from "./expectation-check.ts";
 import { LoopDetector } from "./loop-detector.ts";
-import { maskSecrets } from "./mask-secrets.ts";
+import { maskSecrets } from "../core/mask-secrets.ts";
 import { milestoneText, startedDetail, type Milestone } from "./milestone-text.ts";
 
 export type EvidenceConfig = { maxContinuations: number; expectTimeoutSeconds: number; stalledLoopLimit: number; milestones: boolean };

@@ -8,7 +8,7 @@ import { assertOwnDatabase, migrate } from "./migrations.ts";
 import { openSqlite, type SqliteDatabase, type SqliteStatement } from "./sqlite-driver.ts";
 import { toStoreUnavailable } from "./store-unavailable-error.ts";
 import { TaskCache } from "./task-cache.ts";
-import { maskSecrets } from "../evidence/mask-secrets.ts";
+import { maskSecrets } from "../core/mask-secrets.ts";
 import { rowToSummary, rowToTask, SUMMARY_COLUMNS, TASK_COLUMNS, taskToParams } from "./task-row.ts";
 
 const UPSERT_TASK = `INSERT INTO tasks (${TASK_COLUMNS.join(", ")})

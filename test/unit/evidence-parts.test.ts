@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { toolCallInfo, filesAboutToBeWritten } from "../../src/host/tool-call-info.ts";
 import { normalizeEvent } from "../../src/host/normalize-event.ts";
-import { maskSecrets } from "../../src/evidence/mask-secrets.ts";
+import { maskSecrets } from "../../src/core/mask-secrets.ts";
 import { findContradictions } from "../../src/evidence/contradiction-check.ts";
 
 // Tool parts captured from a real OpenCode 1.18.33 (write, a failing edit, bash exit 3, a failing read, an edit, bash).
