@@ -1,6 +1,7 @@
 import type { SqliteDatabase, SqliteStatement, SqlValue } from "../store/sqlite-driver.ts";
 import type { Automation, Run, RunStatus, Trigger } from "./automation.ts";
 import { AUTOMATION_COLUMNS, automationToParams, rowToAutomation, rowToRun, rowToTrigger, specToJson } from "./automation-rows.ts";
+import { StatementCache } from "../store/statement-cache.ts";
 
 const UPSERT_AUTOMATION = `INSERT INTO automations (${AUTOMATION_COLUMNS.join(", ")})
   VALUES (${AUTOMATION_COLUMNS.map(() => "?").join(", ")})
@@ -26,7 +27,7 @@ const sqlValue = (value: unknown): SqlValue => (value === undefined ? null : typ
  * settle listener commits with the settle.
  */
 export class AutomationStore {
-  private statements = new Map<string, SqliteStatement>();
+  private statements = new StatementCache();
 
   constructor(private db: SqliteDatabase, readonly projectId: string) {}
 
@@ -146,11 +147,6 @@ export class AutomationStore {
   }
 
   private sql(text: string): SqliteStatement {
-    let statement = this.statements.get(text);
-    if (!statement) {
-      statement = this.db.prepare(text);
-      this.statements.set(text, statement);
-    }
-    return statement;
+    return this.statements.prepare(this.db, text);
   }
 }

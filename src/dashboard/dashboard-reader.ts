@@ -12,6 +12,7 @@ import { StoreUnavailableError } from "../store/store-unavailable-error.ts";
 import type { ProjectTask } from "../store/task-reader.ts";
 import { rowToTask } from "../store/task-row.ts";
 import { rowToCommand, type InboxCommand } from "../inbox/inbox-command.ts";
+import { StatementCache } from "../store/statement-cache.ts";
 
 export type ProjectAutomation = Automation & { projectId: string; triggers: Trigger[]; lastRun?: Run };
 export type ProjectRun = Run & { projectId: string; title?: string };
@@ -26,7 +27,7 @@ const newestSettled = (a: ProjectTask, b: ProjectTask) => (b.settledAt ?? 0) - (
  * 10,000 tasks stored. Tables from later migrations may be missing in an older database.
  */
 export class DashboardReader {
-  private statements = new Map<string, SqliteStatement>();
+  private statements = new StatementCache();
   private tables = new Set<string>();
   private tablesVersion = -1;
 
@@ -188,12 +189,7 @@ export class DashboardReader {
   }
 
   private sql(text: string): SqliteStatement {
-    let statement = this.statements.get(text);
-    if (!statement) {
-      statement = this.db.prepare(text);
-      this.statements.set(text, statement);
-    }
-    return statement;
+    return this.statements.prepare(this.db, text);
   }
 }
 

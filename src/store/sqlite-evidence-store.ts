@@ -1,5 +1,6 @@
 import type { EvidenceRow, EvidenceStore, TaskEvidenceSpec } from "../evidence/evidence-types.ts";
 import type { SqliteDatabase, SqliteStatement } from "./sqlite-driver.ts";
+import { StatementCache } from "./statement-cache.ts";
 
 const UPSERT_ROW = `INSERT INTO task_evidence (project_id, task_id, run, kind, key, data) VALUES (?, ?, ?, ?, ?, ?)
   ON CONFLICT (project_id, task_id, run, kind, key) DO UPDATE SET data = excluded.data`;
@@ -11,7 +12,7 @@ const UPSERT_SPEC = `INSERT INTO task_evidence_specs (project_id, task_id, spec)
  * written inside a settle's transaction commit with it.
  */
 export class SqliteEvidenceStore implements EvidenceStore {
-  private statements = new Map<string, SqliteStatement>();
+  private statements = new StatementCache();
 
   constructor(private db: SqliteDatabase, private projectId: string) {}
 
@@ -44,11 +45,6 @@ export class SqliteEvidenceStore implements EvidenceStore {
   }
 
   private sql(text: string): SqliteStatement {
-    let statement = this.statements.get(text);
-    if (!statement) {
-      statement = this.db.prepare(text);
-      this.statements.set(text, statement);
-    }
-    return statement;
+    return this.statements.prepare(this.db, text);
   }
 }

@@ -10,6 +10,7 @@ import { toStoreUnavailable } from "./store-unavailable-error.ts";
 import { TaskCache } from "./task-cache.ts";
 import { maskSecrets } from "../core/mask-secrets.ts";
 import { rowToSummary, rowToTask, SUMMARY_COLUMNS, TASK_COLUMNS, taskToParams } from "./task-row.ts";
+import { StatementCache } from "./statement-cache.ts";
 
 const UPSERT_TASK = `INSERT INTO tasks (${TASK_COLUMNS.join(", ")})
   VALUES (${TASK_COLUMNS.map(() => "?").join(", ")})
@@ -40,7 +41,7 @@ const ORPHAN = "task_id NOT IN (SELECT id FROM tasks WHERE project_id = ?)";
  * It owns its connection: `close` closes it.
  */
 export class SqliteTaskStore implements TaskStore {
-  private readonly statements = new Map<string, SqliteStatement>();
+  private readonly statements = new StatementCache();
   private cache: TaskCache | undefined;
   /** PRAGMA data_version when the cache was last brought up to date. */
   private cacheDataVersion = 0;
@@ -216,12 +217,7 @@ export class SqliteTaskStore implements TaskStore {
 
   /** Prepared statements are cached by their SQL text and reused. */
   private sql(text: string): SqliteStatement {
-    let statement = this.statements.get(text);
-    if (!statement) {
-      statement = this.db.prepare(text);
-      this.statements.set(text, statement);
-    }
-    return statement;
+    return this.statements.prepare(this.db, text);
   }
 }
 
