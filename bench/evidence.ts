@@ -67,7 +67,7 @@ function collectOnce(dbPath: string, withEvidence: boolean): number {
   const host = new FakeHost(clock);
   const store = SqliteTaskStore.open({ path: dbPath, projectId: "bench" });
   const manager = new TaskManager(host, store, clock, DEFAULT_OPTIONS);
-  const evidence = new EvidenceService(manager.life, new SqliteEvidenceStore(store.db, store.projectId), root(dbPath), DEFAULT_OPTIONS);
+  const evidence = new EvidenceService(manager.runningTasks(), new SqliteEvidenceStore(store.db, store.projectId), root(dbPath), DEFAULT_OPTIONS);
   const task = runningTask(clock.now());
   store.save(task);
   manager.life.progress.track(task.id, task.progress);

@@ -120,8 +120,8 @@ function startEvidence(manager: TaskManager, store: SqliteTaskStore, directory: 
   } catch (error) {
     onCrash("Removing orphaned evidence failed; it is kept for now", error);
   }
-  const evidence = new EvidenceService(manager.life, evidenceStore, directory, options);
-  manager.life.hooks = evidence;
+  const evidence = new EvidenceService(manager.runningTasks(), evidenceStore, directory, options);
+  manager.runningTasks().setHooks(evidence);
   return evidence;
 }
 

@@ -1,5 +1,3 @@
-import type { Host } from "../host/host.ts";
-import type { TaskStore } from "./task-store.ts";
 import { isSettled, transition, type Task, type TaskStatus } from "./task.ts";
 import type { TaskSummary } from "./task-summary.ts";
 import { TaskError, errorMessage } from "./errors.ts";
@@ -33,7 +31,7 @@ export class TaskLifecycle {
 
   constructor(
     private ctx: CoreContext,
-    /** Records the parent's notification inside the settle, and notes (`recordNote`) for layers above. */
+    /** Records the parent's notification inside the settle. */
     readonly notifier: ParentNotifier,
   ) {
     this.events = new SettleEvents(ctx);
@@ -42,15 +40,6 @@ export class TaskLifecycle {
     } catch (error) {
       this.logError("Could not read the running background tasks; the start retries", error);
     }
-  }
-
-  /** For the layers above the core (evidence); the core's own parts are given the context. */
-  get host(): Host {
-    return this.ctx.host;
-  }
-
-  get store(): TaskStore {
-    return this.ctx.store;
   }
 
   /** Follows the progress of every running task (idempotent). */

@@ -16,6 +16,7 @@ import { TaskWatch } from "./task-watch.ts";
 import { EventRouter } from "./event-router.ts";
 import { StoreHealth, type StoreFailure } from "./store-health.ts";
 import { TaskLauncher, firstPromptWith, type ForkSupport, type LaunchInput } from "./task-launcher.ts";
+import type { RunningTasks } from "./running-tasks.ts";
 
 export type { ForkSupport, LaunchInput } from "./task-launcher.ts";
 
@@ -121,6 +122,29 @@ export class TaskManager {
       this.ctx.log.detach(`Could not notify parent session ${input.parentSessionID}`, this.notifier.deliver(input.parentSessionID));
       this.poller.ensureRunning();
     });
+  }
+
+  /** The narrow view of running tasks that layers above the core (evidence) work through. */
+  runningTasks(): RunningTasks {
+    const { life, notifier, ctx } = this;
+    return {
+      isRunning: (taskId) => life.progress.isTracked(taskId),
+      get: (taskId) => ctx.store.get(taskId),
+      stop: (taskId, error) => {
+        if (!life.settle(taskId, "error", { error })) return false;
+        ctx.log.detach(`Could not abort task ${taskId}`, ctx.host.abort(taskId));
+        return true;
+      },
+      setProgressNote: (taskId, note) => life.progress.setNote(taskId, note),
+      notifyParent: (task, key, text) => {
+        notifier.recordNote(task, key, text);
+        // After the caller's transaction (a settle may be recording this), never inside it.
+        queueMicrotask(() => ctx.log.detach("Could not deliver a parent notice", notifier.deliver(task.parentSessionID)));
+      },
+      setHooks: (hooks) => {
+        life.hooks = hooks;
+      },
+    };
   }
 
   cancel(task: TaskSummary, reason?: string): Promise<boolean> {

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import type { HostEvent } from "../host/host.ts";
-import type { TaskLifecycle } from "../core/task-lifecycle.ts";
+import type { RunningTasks } from "../core/running-tasks.ts";
 import type { RunEndDecision, TaskHooks } from "../core/task-hooks.ts";
 import type { Task } from "../core/task.ts";
 import { EvidenceCollector, readRun } from "./evidence-collector.ts";
@@ -27,14 +27,14 @@ export class EvidenceService implements TaskHooks {
   readonly collector: EvidenceCollector;
   private loops: LoopDetector;
 
-  constructor(private life: TaskLifecycle, private store: EvidenceStore, private projectDir: string, private config: EvidenceConfig) {
+  constructor(private tasks: RunningTasks, private store: EvidenceStore, private projectDir: string, private config: EvidenceConfig) {
     this.collector = new EvidenceCollector(store, (id) => this.runOf(id));
     this.loops = new LoopDetector(config.stalledLoopLimit);
   }
 
   /** Tool parts and finished answers of running children; everything else is ignored at the cost of a map lookup. */
   handleEvent(event: HostEvent): void {
-    if (!this.life.progress.isTracked(event.sessionID)) return;
+    if (!this.tasks.isRunning(event.sessionID)) return;
     if (event.type === "tool" && event.call) {
       this.collector.record(event.sessionID, event.callID, event.tool, event.call);
       if (event.call.status === "completed" || event.call.status === "error") {
@@ -48,7 +48,7 @@ export class EvidenceService implements TaskHooks {
 
   /** Before a tool writes: the files as they are now, for "changed" later. Awaited by the host before the tool runs. */
   async beforeWrite(sessionID: string, paths: string[]): Promise<void> {
-    if (!this.life.progress.isTracked(sessionID)) return;
+    if (!this.tasks.isRunning(sessionID)) return;
     for (const path of paths) {
       if (this.collector.knows(sessionID, path)) continue;
       const now = await snapshotFile(absolutePath(this.projectDir, path));
@@ -87,7 +87,7 @@ export class EvidenceService implements TaskHooks {
     const spec = this.store.spec(task.id);
     if (spec && spec.continuations > 0) this.store.putSpec(task.id, { ...spec, continuations: 0 });
     if (this.wantsMilestones(task, spec)) {
-      this.life.notifier.recordNote(task, `milestone:${task.status}`, milestoneText(task, task.status as Milestone, `${task.status}.`));
+      this.tasks.notifyParent(task, `milestone:${task.status}`, milestoneText(task, task.status as Milestone, `${task.status}.`));
     }
   }
 
@@ -117,7 +117,7 @@ export class EvidenceService implements TaskHooks {
     const continuations = spec.continuations + 1;
     this.store.putSpec(task.id, { ...spec, continuations });
     const detail = `continuation ${continuations} of ${this.config.maxContinuations}: ${problems.map((p) => p.split("\n")[0]).join(" ")}`;
-    this.life.progress.setNote(task.id, detail);
+    this.tasks.setProgressNote(task.id, detail);
     return {
       kind: "continue",
       detail,
@@ -131,14 +131,12 @@ export class EvidenceService implements TaskHooks {
 
   private stopIfLooping(taskId: string, repeated: string | undefined): void {
     if (!repeated) return;
-    if (!this.life.settle(taskId, "error", { error: maskSecrets(`stalled_loop: the child repeated ${repeated}.`) })) return;
-    void this.life.host.abort(taskId).catch((error) => this.life.logError(`Could not abort looping task ${taskId}`, error));
+    this.tasks.stop(taskId, maskSecrets(`stalled_loop: the child repeated ${repeated}.`));
   }
 
   private milestone(task: Task, milestone: Milestone, detail: string): void {
     if (!this.wantsMilestones(task, this.store.spec(task.id))) return;
-    this.life.notifier.recordNote(task, `milestone:${milestone}`, milestoneText(task, milestone, detail));
-    void this.life.notifier.deliver(task.parentSessionID);
+    this.tasks.notifyParent(task, `milestone:${milestone}`, milestoneText(task, milestone, detail));
   }
 
   /** Never for a task that does not notify its parent (an automation's: its layer tells by its own policy). */
@@ -148,7 +146,7 @@ export class EvidenceService implements TaskHooks {
   }
 
   private runOf(taskId: string): number | undefined {
-    return this.life.store.get(taskId)?.resumeCount;
+    return this.tasks.get(taskId)?.resumeCount;
   }
 }
 

@@ -16,8 +16,8 @@ export function evidenceFixture(overrides: Partial<Options & EvidenceConfig> = {
   const projectDir = mkdtempSync(join(tmpdir(), "ocbt-evidence-"));
   const options = { ...DEFAULT_OPTIONS, ...overrides };
   const evidenceStore = new MemoryEvidenceStore();
-  const evidence = new EvidenceService(f.manager.life, evidenceStore, projectDir, options);
-  f.manager.life.hooks = evidence;
+  const evidence = new EvidenceService(f.manager.runningTasks(), evidenceStore, projectDir, options);
+  f.manager.runningTasks().setHooks(evidence);
   f.host.onEvent((event) => {
     f.manager.handleEvent(event);
     evidence.handleEvent(event);
