@@ -3,7 +3,7 @@ import type { AutomationContext } from "./automation-context.ts";
 import type { Firing, RunStarter } from "./run-starter.ts";
 import { nextOccurrence, occurrencesBetween } from "./trigger-spec.ts";
 
-/** The longest single sleep: bounds how late a clock jump or another process's new trigger is seen. */
+/** The longest single sleep: bounds how late a clock jump or another process's new automation is seen. */
 export const MAX_SLEEP_MS = 60_000;
 /** An occurrence planned this long before the process started still fires (a restart or a second process). */
 export const START_GRACE_MS = 10_000;
@@ -36,8 +36,9 @@ export class AutomationScheduler {
     if (this.stopped) return;
     const { clock, store } = this.ctx;
     const next = store.nextDueAt();
-    if (next === undefined) return this.clear(); // nothing scheduled: no timer at all
-    const delay = Math.min(Math.max(0, next - clock.now()), MAX_SLEEP_MS);
+    // Nothing due here still checks once a minute: another process on the database may add an
+    // automation and exit, and then this one must fire it.
+    const delay = next === undefined ? MAX_SLEEP_MS : Math.min(Math.max(0, next - clock.now()), MAX_SLEEP_MS);
     const at = clock.now() + delay;
     if (this.timer !== undefined && this.armedFor === at) return;
     this.clear();

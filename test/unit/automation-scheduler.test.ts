@@ -44,7 +44,7 @@ describe("interval triggers", () => {
     assert.match(told[1]!, /run #2 .*completed:\nCI red/);
     assert.ok(f.service.get(a.id)!.doneAt !== undefined);
     assert.deepEqual(f.autoStore.runs(a.id).map((r) => [r.runNo, r.status, r.notified]), [[2, "completed", true], [1, "completed", true]]);
-    assert.equal(f.clock.pendingTimers(), 0, "nothing scheduled: no timer");
+    assert.equal(f.clock.pendingTimers(), 1, "nothing due: only the once-a-minute check for other processes' automations");
   });
 
   it("overlap skip: a firing while the run is busy is recorded as skipped, never two at once", async () => {
@@ -197,6 +197,21 @@ describe("history and resuming", () => {
 });
 
 describe("the one timer", () => {
+  it("an automation another process created (and then exited) is fired within a minute", async () => {
+    const db = tempDb();
+    after(() => db.cleanup());
+    const idle = automationFixture(db.path);
+    after(() => idle.close());
+    idle.host.setActivity(PARENT, "idle");
+    idle.service.start();
+    const creator = automationFixture(db.path);
+    const a = creator.create({ notify: "never" }, [{ every: "30s" }]);
+    creator.close();
+    await idle.clock.advance(60_000);
+    assert.equal(idle.children().length, 1);
+    assert.equal(idle.autoStore.runs(a.id)[0]!.status, "running");
+  });
+
   it("start after creating automations leaves exactly one timer, and a minute-long sleep wakes once", async () => {
     const db = tempDb();
     const f = automationFixture(db.path);
