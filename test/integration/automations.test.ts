@@ -167,16 +167,24 @@ describe("automations on the real host", () => {
     const parent = await first.newSession("parent: survivor");
     const { id } = await create(first, parent, { title: "keeps going", prompt: "REPLY still here", triggers: [{ every: "2s" }], notify: "never" });
     await waitUntil(() => runs(id!).some((r) => r.status === "completed"), { timeoutMs: 20_000, what: "a run before the kill" });
+    const at = Date.now() + 6000;
+    const catcher = (await create(first, parent, { title: "catch up", prompt: "REPLY caught up", triggers: [{ at: new Date(at).toISOString() }], catch_up: "once", notify: "never" })).id!;
     await first.server.kill();
     first.events.close();
     const killedAt = Date.now();
-    await new Promise((r) => setTimeout(r, 3000)); // a down time longer than the interval: occurrences are missed
+    assert.ok(killedAt < at, "the once trigger falls in the down time");
+    // Down past the once trigger plus the start grace (10 s): at start it counts as missed.
+    await new Promise((r) => setTimeout(r, at - Date.now() + 11_000));
     const second = await start(first);
     // A second process on the same project and database, whose config allows automations without asking.
     const third = await start(first, { permission: { background_automation: "allow" } });
     await waitUntil(() => runs(id!).filter((r) => r.status === "completed" && r.started_at > killedAt).length >= 4, { timeoutMs: 30_000, what: "runs after the restart" });
     const all = runs(id!);
     assert.ok(all.some((r) => r.status === "missed" && r.missed_count >= 1), "the down time is recorded as missed");
+    // catch_up: once: the missed once trigger is recorded and one catch-up run follows.
+    await waitUntil(() => runs(catcher).some((r) => r.fired_by === "catch_up" && r.status === "completed"), { timeoutMs: 20_000, what: "catch-up run" });
+    const caught = runs(catcher);
+    assert.deepEqual(caught.map((r) => [r.status, r.fired_by, r.missed_count]), [["missed", "schedule", 1], ["completed", "catch_up", null]]);
     const planned = all.filter((r) => r.planned_at !== null && r.status !== "missed").map((r) => r.planned_at);
     assert.equal(new Set(planned).size, planned.length, "each planned time once");
     const numbers = all.filter((r) => r.run_no !== null).map((r) => r.run_no);
