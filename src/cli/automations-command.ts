@@ -1,7 +1,8 @@
 import { DashboardReader, type ProjectAutomation } from "../dashboard/dashboard-reader.ts";
 import { StoreUnavailableError } from "../store/store-unavailable-error.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
-import { nextRunText, runLine, stateText } from "../automations/automation-text.ts";
+import { firedByText, firstLine, isoTime, nextRunText, stateText } from "../automations/automation-text.ts";
+import type { Run, Trigger } from "../automations/automation.ts";
 import { CliError } from "./cli-error.ts";
 import type { CliArgs } from "./parse-cli-args.ts";
 import type { CliIo } from "./cli-io.ts";
@@ -38,8 +39,21 @@ export function runsCommand(dbPath: string, args: CliArgs, io: CliIo): void {
     const a = matches[0]!;
     const runs = reader.runs(a.projectId, a.id, { limit: 200 });
     if (args.json) return io.stdout(JSON.stringify({ automation: a, runs }, null, 2) + "\n");
-    io.stdout(`${a.id} "${a.title}": ${stateText(a)}\n${runs.length ? runs.map((r) => runLine(r, a.triggers)).join("\n") : "No runs yet."}\n`);
+    io.stdout(`${a.id} "${a.title}": ${stateText(a)}\n${runs.length ? formatTable(runs, runColumns(a.triggers)) : "No runs yet.\n"}`);
   });
+}
+
+function runColumns(triggers: Trigger[]): Column<Run>[] {
+  const trigger = (r: Run) => triggers.find((t) => t.id === r.triggerId);
+  return [
+    { header: "WHEN", value: (r) => isoTime(r.startedAt ?? r.plannedAt ?? r.createdAt) },
+    { header: "RUN", value: (r) => (r.runNo === undefined ? "-" : `#${r.runNo}`) },
+    { header: "STATUS", value: (r) => (r.status === "missed" ? `missed ${r.missedCount} until ${isoTime(r.missedUntil)}` : r.skipReason ? `${r.status} (${r.skipReason})` : r.status) },
+    { header: "DURATION", value: (r) => (r.startedAt !== undefined && r.endedAt !== undefined ? `${((r.endedAt - r.startedAt) / 1000).toFixed(1)}s` : "-") },
+    { header: "FIRED BY", value: (r) => firedByText(r, trigger(r)), maxWidth: 50 },
+    { header: "NOTIFIED", value: (r) => (r.notified === undefined ? "-" : r.notified ? "yes" : `no: ${r.notifyNote}`), maxWidth: 40 },
+    { header: "RESULT", value: (r) => firstLine(r.summary, 80) },
+  ];
 }
 
 function withReader(dbPath: string, fn: (reader: DashboardReader) => void): void {
