@@ -167,7 +167,7 @@ describe("automations on the real host", () => {
     const parent = await first.newSession("parent: survivor");
     const { id } = await create(first, parent, { title: "keeps going", prompt: "REPLY still here", triggers: [{ every: "2s" }], notify: "never" });
     await waitUntil(() => runs(id!).some((r) => r.status === "completed"), { timeoutMs: 20_000, what: "a run before the kill" });
-    const at = Date.now() + 6000;
+    const at = Date.now() + 8000; // creating it takes ~1 s; the margin is for a loaded machine
     const catcher = (await create(first, parent, { title: "catch up", prompt: "REPLY caught up", triggers: [{ at: new Date(at).toISOString() }], catch_up: "once", notify: "never" })).id!;
     await first.server.kill();
     first.events.close();
