@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { TaskError } from "../core/errors.ts";
 import type { ModelRef, Task } from "../core/task.ts";
+import type { Expectation } from "../evidence/expectation-check.ts";
 import { type Automation, type NotifyPolicy, type Run, type Trigger } from "./automation.ts";
 import type { AutomationContext } from "./automation-context.ts";
 import { AutomationScheduler } from "./automation-scheduler.ts";
@@ -19,6 +20,7 @@ export type AutomationFields = {
   overlap: "skip" | "queue";
   catchUp: "skip" | "once";
   enabled: boolean;
+  expect?: Expectation;
 };
 
 /** Who creates it: the session runs report to, with its agent and model. */
@@ -91,6 +93,7 @@ export class AutomationService {
     };
     if (!automation.model) delete automation.model;
     if (!automation.reportModel) delete automation.reportModel;
+    if (!automation.expect) delete automation.expect;
     this.ctx.store.transaction(() => {
       this.ctx.store.saveAutomation(automation);
       for (const t of triggers) this.ctx.store.saveTrigger(t);
@@ -108,6 +111,7 @@ export class AutomationService {
       const { reportTo, ...fields } = patch;
       const next: Automation = { ...a, ...fields, updatedAt: now };
       delete next.reportToGoneAt;
+      if (!next.expect) delete next.expect;
       if (reportTo) Object.assign(next, { reportTo: reportTo.sessionID, reportAgent: reportTo.agent, reportModel: reportTo.model });
       if (patch.maxRuns !== undefined && next.doneAt !== undefined && next.runCount < patch.maxRuns) delete next.doneAt;
       if (patch.enabled === true && !a.enabled) {

@@ -1,4 +1,5 @@
 import type { ModelRef } from "../core/task.ts";
+import type { Expectation } from "../evidence/expectation-check.ts";
 
 /** When the report-to session hears about a run. */
 export type NotifyPolicy = "always" | "on_change" | "on_failure" | "never";
@@ -26,6 +27,8 @@ export type Automation = {
   reportAgent: string;
   reportModel?: ModelRef;
   enabled: boolean;
+  /** Evidence every run must leave (files, a command that exits 0), as background_task's expect. */
+  expect?: Expectation;
   /** Why it is paused when it was paused by the plugin (e.g. consecutive failures). */
   pausedReason?: string;
   /** Set when max_runs was reached: its triggers stop. */
@@ -89,6 +92,14 @@ export type Run = {
   notified?: boolean;
   notifyNote?: string;
 };
+
+/**
+ * Created disabled and never run: the user has not approved it yet (creating it enabled asks),
+ * so enabling it or task_run asks first.
+ */
+export function neverApproved(a: Automation): boolean {
+  return !a.enabled && a.runCount === 0 && a.pausedReason === undefined;
+}
 
 /** The batch id (the core's parentMessageID) of an automation run: it names the run. */
 export function runBatchId(automationId: string, runNo: number): string {

@@ -98,7 +98,7 @@ export class RunStarter {
     const task = await manager.launch({
       parentSessionID: a.reportTo, parentMessageID: runBatchId(a.id, run.runNo!), parentAgent: a.reportAgent,
       parentModel: a.reportModel, description: `${a.title} (automation run #${run.runNo})`, prompt, agent: a.agent,
-      model: a.model, notify: false,
+      model: a.model, notify: false, extras: { expect: a.expect },
     });
     return { task, note };
   }

@@ -231,6 +231,13 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX dashboard_commands_pending ON dashboard_commands (project_id, id) WHERE status = 'pending';
     `,
   },
+  {
+    version: 8,
+    name: "what every run of an automation must leave as evidence (expect)",
+    sql: `
+      ALTER TABLE automations ADD COLUMN expect TEXT; -- JSON { files?, command? }, NULL: nothing
+    `,
+  },
 ];
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -1,6 +1,7 @@
 import type { TaskManager } from "../core/task-manager.ts";
 import { TaskError } from "../core/errors.ts";
-import { defineTool, type CallContext } from "./tool-kit.ts";
+import { defineTool } from "./tool-kit.ts";
+import { allowExpectCommand, checkExpect, expectArg } from "./expect-arg.ts";
 
 const DESCRIPTION = `Run work in a background child agent session while this conversation goes on. Returns at once with a task id; you are notified in this session when it finishes (or read it with background_output).
 - Fresh: give description, prompt and agent.
@@ -23,10 +24,7 @@ export function backgroundTaskTool({ manager, onCrash }: Deps) {
       agent: s.string().min(1).describe("The agent that does the work, e.g. general or explore"),
       fork: s.boolean().optional().describe("Start the child with this conversation's context"),
       resume: s.string().min(1).optional().describe("A completed task's id to continue with this prompt"),
-      expect: s.object({
-        files: s.array(s.string().min(1)).min(1).optional().describe("Paths (relative to the project) that must exist and be non-empty when the child stops"),
-        command: s.string().min(1).optional().describe("A shell command run in the project after the child stops; it must exit 0, e.g. npm test"),
-      }).strict().optional().describe("Evidence required before the task counts as done"),
+      expect: expectArg(s),
       milestones: s.boolean().optional().describe("Send short notices (started, expectation met, outcome) that never start a turn"),
     }),
     onCrash,
@@ -34,9 +32,7 @@ export function backgroundTaskTool({ manager, onCrash }: Deps) {
       if (args.fork && args.resume) {
         throw new TaskError("fork and resume are mutually exclusive: fork starts a new child from this conversation, resume continues an existing task's own session. Pass only one.");
       }
-      if (args.expect && !args.expect.files && !args.expect.command) {
-        throw new TaskError('expect needs "files" (paths that must exist) or "command" (must exit 0), or both; e.g. expect: { "files": ["report.md"] }. Leave expect out to require nothing.');
-      }
+      checkExpect(args.expect);
       if (args.resume && (args.expect || args.milestones !== undefined)) {
         throw new TaskError("expect and milestones are set when a task is launched; a resume keeps the task's own. Leave them out of the resume.");
       }
@@ -44,7 +40,10 @@ export function backgroundTaskTool({ manager, onCrash }: Deps) {
         const task = await manager.resume(args.resume, args.prompt, call.agent, call.model);
         return `Resumed background task ${task.id} (resume #${task.resumeCount}). You will be notified when it answers; or call background_output with task_id "${task.id}".`;
       }
-      if (args.expect?.command) await allowCommand(args.expect.command, call);
+      if (args.expect?.command) {
+        const refused = `Running \`${args.expect.command}\` after the task was not allowed (bash permission). Launch it without expect.command, or with a command the user allows.`;
+        await allowExpectCommand(args.expect.command, call, "a background task", refused);
+      }
       const task = await manager.launch({
         parentSessionID: call.sessionID, parentMessageID: call.messageID, parentAgent: call.agent,
         parentModel: call.model, description: args.description, prompt: args.prompt, agent: args.agent, fork: args.fork,
@@ -59,16 +58,4 @@ export function backgroundTaskTool({ manager, onCrash }: Deps) {
       ].join("\n");
     },
   });
-}
-
-/**
- * The plugin runs `expect.command` itself, outside the child's bash tool: the user's own bash
- * permission rules decide first (allowed, asked, or denied), as for a command the child would run.
- */
-async function allowCommand(command: string, call: CallContext): Promise<void> {
-  try {
-    await call.ask?.({ permission: "bash", patterns: [command], always: [command], metadata: { command, description: "expect.command of a background task" } });
-  } catch {
-    throw new TaskError(`Running \`${command}\` after the task was not allowed (bash permission). Launch it without expect.command, or with a command the user allows.`);
-  }
 }

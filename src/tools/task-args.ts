@@ -3,37 +3,45 @@ import { TaskError } from "../core/errors.ts";
 import type { ModelRef } from "../core/task.ts";
 import type { AutomationFields } from "../automations/automation-service.ts";
 import type { AutomationService } from "../automations/automation-service.ts";
+import type { Expectation } from "../evidence/expectation-check.ts";
+import { allowExpectCommand, briefExpectArg, checkExpect } from "./expect-arg.ts";
+import type { CallContext } from "./tool-kit.ts";
 
 type S = typeof tool.schema;
+
+const NOTIFY = ["always", "on_change", "on_failure", "never"] as const;
+const SESSION = ["fresh", "continue"] as const;
 
 /** Deps of every task_* tool. */
 export type AutomationToolDeps = { automations: AutomationService; onCrash: (message: string, error: unknown) => void };
 
-export const triggerArg = (s: S) =>
-  s.object({
-    every: s.string().optional().describe('e.g. "30m"'),
-    cron: s.string().optional().describe("5 or 6 fields"),
-    timezone: s.string().optional().describe("IANA, for cron"),
-    at: s.string().optional().describe("ISO time, once"),
-  }).strict();
+/** A trigger; its fields are explained in task_create only (task_trigger_add points there: a shared token budget). */
+export const triggerArg = (s: S, described = true) => {
+  const field = (text: string) => (described ? s.string().optional().describe(text) : s.string().optional());
+  return s.object({ every: field('e.g. "30m"'), cron: field("5 or 6 fields"), timezone: field("IANA, for cron"), at: field("ISO time, once") }).strict();
+};
 
-/** The definition fields task_create and task_update share (all optional here). */
-export const fieldArgs = (s: S) => ({
+/**
+ * The definition fields task_create and task_update share (all optional here). Defaults and what
+ * expect means are said in task_create only: the model reads both, and they share a token budget.
+ */
+export const fieldArgs = (s: S, forCreate: boolean) => ({
   prompt: s.string().optional(),
-  agent: s.string().optional().describe("default general"),
-  model: s.string().optional().describe("provider/model"),
-  notify: s.enum(["always", "on_change", "on_failure", "never"]).optional().describe("default on_change"),
-  session: s.enum(["fresh", "continue"]).optional().describe("continue: every run resumes one child"),
+  agent: forCreate ? s.string().optional().describe("default general") : s.string().optional(),
+  model: forCreate ? s.string().optional().describe("provider/model") : s.string().optional(),
+  notify: (forCreate ? s.enum(NOTIFY).optional().describe("default on_change") : s.enum(NOTIFY).optional()),
+  session: forCreate ? s.enum(SESSION).optional().describe("continue: every run resumes one child") : s.enum(SESSION).optional(),
   max_runs: s.number().optional(),
   overlap: s.enum(["skip", "queue"]).optional(),
   catch_up: s.enum(["skip", "once"]).optional(),
   enabled: s.boolean().optional(),
+  expect: briefExpectArg(s, forCreate ? "after each run: files must exist, non-empty; command must exit 0" : undefined),
 });
 
 type FieldInput = {
   title?: string; prompt?: string; agent?: string; model?: string; notify?: AutomationFields["notify"];
   session?: AutomationFields["sessionMode"]; max_runs?: number; overlap?: AutomationFields["overlap"];
-  catch_up?: AutomationFields["catchUp"]; enabled?: boolean;
+  catch_up?: AutomationFields["catchUp"]; enabled?: boolean; expect?: Expectation;
 };
 
 /** Tool argument names to definition fields; only what was given. */
@@ -51,6 +59,7 @@ export function toFields(args: FieldInput): Partial<AutomationFields> {
   if (args.overlap !== undefined) fields.overlap = args.overlap;
   if (args.catch_up !== undefined) fields.catchUp = args.catch_up;
   if (args.enabled !== undefined) fields.enabled = args.enabled;
+  if (args.expect !== undefined) fields.expect = checkExpect(args.expect);
   return fields;
 }
 
@@ -68,4 +77,10 @@ function parseModel(text: string): ModelRef {
   const slash = text.indexOf("/");
   if (slash <= 0 || slash === text.length - 1) throw new TaskError(`model "${text}" must be "provider/model", e.g. "anthropic/claude-sonnet-4".`);
   return { providerID: text.slice(0, slash), modelID: text.slice(slash + 1) };
+}
+
+/** A definition's expect.command runs after each run: the user's bash permission decides first, as for background_task. */
+export async function allowRunCommand(fields: Partial<AutomationFields>, call: CallContext, refused: string): Promise<void> {
+  const command = fields.expect?.command;
+  if (command) await allowExpectCommand(command, call, "an automation", `Running \`${command}\` after each run was not allowed (bash permission); ${refused}. Leave out expect.command, or use a command the user allows.`);
 }

@@ -1,5 +1,6 @@
 import { defineTool } from "./tool-kit.ts";
 import type { AutomationToolDeps } from "./task-args.ts";
+import type { Expectation } from "../evidence/expectation-check.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
 import { isoTime, runLine, stateText } from "../automations/automation-text.ts";
 
@@ -17,6 +18,7 @@ export function taskReadTool({ automations, onCrash }: AutomationToolDeps) {
         `${a.id} "${a.title}": ${stateText(a)}`,
         `agent ${a.agent}${a.model ? ` model ${a.model.providerID}/${a.model.modelID}` : ""}; notify ${a.notify}; session ${a.sessionMode}; overlap ${a.overlap}; catch_up ${a.catchUp}; runs ${a.runCount}${a.maxRuns ? `/${a.maxRuns}` : ""}; failures in a row ${a.consecutiveFailures}`,
         `prompt: ${a.prompt}`,
+        ...(a.expect ? [`expect: ${expectText(a.expect)}`] : []),
         "Triggers:",
         ...(triggers.length ? triggers.map((t) => `- ${t.id}: ${describeTrigger(t.spec)}, next ${isoTime(t.nextAt)}`) : ["- none (task_run only)"]),
         "Recent runs (newest first):",
@@ -24,4 +26,11 @@ export function taskReadTool({ automations, onCrash }: AutomationToolDeps) {
       ].join("\n");
     },
   });
+}
+
+function expectText(expect: Expectation): string {
+  return [
+    ...(expect.files ? [`files ${expect.files.join(", ")} exist, non-empty`] : []),
+    ...(expect.command ? [`\`${expect.command}\` exits 0`] : []),
+  ].join("; ") + " after each run";
 }

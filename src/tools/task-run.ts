@@ -1,5 +1,8 @@
 import { defineTool } from "./tool-kit.ts";
 import type { AutomationToolDeps } from "./task-args.ts";
+import { neverApproved } from "../automations/automation.ts";
+import { describeTrigger } from "../automations/trigger-spec.ts";
+import { approve } from "./task-create.ts";
 
 export function taskRunTool({ automations, onCrash }: AutomationToolDeps) {
   return defineTool({
@@ -7,8 +10,11 @@ export function taskRunTool({ automations, onCrash }: AutomationToolDeps) {
     description: "Run an automation now, whatever its triggers; returns the background task id.",
     args: (s) => ({ id: s.string() }),
     onCrash,
-    async run(args) {
-      const { run, task } = await automations.runNow(args.id);
+    async run(args, call) {
+      const a = automations.require(args.id);
+      // Created disabled, it was never approved: running it is as much a use as enabling it.
+      if (neverApproved(a)) await approve(call.ask, a.title, a.prompt, automations.triggers(a.id).map((t) => describeTrigger(t.spec)), "nothing ran");
+      const { run, task } = await automations.runNow(a.id);
       if (run.status === "skipped") return `Not run: the previous run of ${run.automationId} is still running (overlap: skip).`;
       if (run.status === "waiting") return `Queued: it starts when the previous run of ${run.automationId} ends (overlap: queue).`;
       if (!task) return `Run #${run.runNo} of ${run.automationId} did not start: ${run.summary ?? run.status}`;

@@ -6,8 +6,8 @@ import { isoTime } from "../automations/automation-text.ts";
 export function taskTriggerAddTool({ automations, onCrash }: AutomationToolDeps) {
   return defineTool({
     name: "task_trigger_add",
-    description: "Add a trigger to an automation.",
-    args: (s) => ({ id: s.string(), trigger: triggerArg(s) }),
+    description: "Add a trigger (as in task_create) to an automation.",
+    args: (s) => ({ id: s.string(), trigger: triggerArg(s, false) }),
     onCrash,
     async run(args) {
       const a = automations.require(args.id);

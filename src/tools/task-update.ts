@@ -1,5 +1,6 @@
 import { defineTool } from "./tool-kit.ts";
-import { fieldArgs, toFields, type AutomationToolDeps } from "./task-args.ts";
+import { allowRunCommand, fieldArgs, toFields, type AutomationToolDeps } from "./task-args.ts";
+import { neverApproved } from "../automations/automation.ts";
 import { stateText } from "../automations/automation-text.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
 import { approve } from "./task-create.ts";
@@ -8,16 +9,17 @@ export function taskUpdateTool({ automations, onCrash }: AutomationToolDeps) {
   return defineTool({
     name: "task_update",
     description: "Change an automation's fields; enabled false pauses it, true resumes. report_here: report to this session.",
-    args: (s) => ({ id: s.string(), title: s.string().optional(), ...fieldArgs(s), report_here: s.boolean().optional() }),
+    args: (s) => ({ id: s.string(), title: s.string().optional(), ...fieldArgs(s, false), report_here: s.boolean().optional() }),
     onCrash,
     async run(args, call) {
       const fields = toFields(args);
       if (fields.agent) await automations.checkAgent(fields.agent);
       const current = automations.require(args.id);
       // Created disabled, it was never approved: enabling it is when the user is asked.
-      if (fields.enabled && !current.enabled && current.runCount === 0 && current.pausedReason === undefined) {
+      if (fields.enabled && neverApproved(current)) {
         await approve(call.ask, current.title, fields.prompt ?? current.prompt, automations.triggers(current.id).map((t) => describeTrigger(t.spec)), "it stays disabled and unchanged");
       }
+      await allowRunCommand(fields, call, "the automation is unchanged");
       const reportTo = args.report_here ? { sessionID: call.sessionID, agent: call.agent, model: call.model } : undefined;
       const a = automations.update(current.id, { ...fields, reportTo });
       return `Updated automation ${a.id} "${a.title}": ${stateText(a)}.`;

@@ -119,6 +119,54 @@ describe("task_* tools", () => {
     assert.equal(f.service.list().length, 0);
   });
 
+  it("expect is stored, asked for as bash when it has a command, shown by task_read and passed to every run's launch", async () => {
+    const { f, call, asked } = setup();
+    f.host.setActivity(PARENT, "idle");
+    const extras: unknown[] = [];
+    const launch = f.manager.launch.bind(f.manager);
+    f.manager.launch = (input) => { extras.push(input.extras); return launch(input); };
+    const out = await call("task_create", { title: "tests", prompt: "fix tests", expect: { files: ["report.md"], command: "npm test" } });
+    const id = out.match(/automation (au\w+)/)![1]!;
+    assert.deepEqual(asked.map((a) => (a as { permission: string }).permission), ["background_automation", "bash"]);
+    assert.deepEqual((asked[1] as { patterns: string[] }).patterns, ["npm test"]);
+    assert.match(await call("task_read", { id }), /expect: files report\.md exist, non-empty; `npm test` exits 0 after each run/);
+    await call("task_run", { id });
+    assert.deepEqual(extras, [{ expect: { files: ["report.md"], command: "npm test" } }]);
+    assert.match(await call("task_update", { id, expect: { command: "make check" } }), /Updated/);
+    assert.deepEqual((asked.at(-1) as { permission: string; patterns: string[] }), { permission: "bash", patterns: ["make check"], always: ["make check"], metadata: { command: "make check", description: "expect.command of an automation" } });
+    assert.deepEqual(f.service.get(id)!.expect, { command: "make check" });
+  });
+
+  it("a refused expect.command stores nothing; a blank expect is refused before anyone is asked", async () => {
+    const { f, call, asked, reject } = setup();
+    assert.match(await call("task_create", { title: "t", prompt: "p", expect: {} }), /expect needs "files" .* or "command"/);
+    assert.match(await call("task_create", { title: "t", prompt: "p", expect: { files: [" "] } }), /expect\.files must list at least one path/);
+    assert.equal(asked.length, 0);
+    const id = (await call("task_create", { title: "t", prompt: "p", enabled: false })).match(/automation (au\w+)/)![1]!;
+    reject();
+    assert.match(await call("task_update", { id, expect: { command: "rm -rf /" } }), /Running `rm -rf \/` after each run was not allowed \(bash permission\); the automation is unchanged/);
+    assert.equal(f.service.get(id)!.expect, undefined);
+    assert.match(await call("task_create", { title: "u", prompt: "p", enabled: false, expect: { command: "rm -rf /" } }), /not allowed \(bash permission\); nothing was stored/);
+    assert.equal(f.service.list().length, 1);
+  });
+
+  it("task_run on an automation created disabled asks for approval first; a rejection runs nothing", async () => {
+    const { f, call, asked, reject } = setup();
+    f.host.setActivity(PARENT, "idle");
+    const id = (await call("task_create", { title: "quiet", prompt: "p", enabled: false })).match(/automation (au\w+)/)![1]!;
+    const other = (await call("task_create", { title: "loud", prompt: "p", enabled: false })).match(/automation (au\w+)/)![1]!;
+    assert.equal(asked.length, 0);
+    assert.match(await call("task_run", { id: other }), /Started run #1/);
+    assert.equal((asked[0] as { permission: string }).permission, "background_automation");
+    assert.match(await call("task_run", { id: other }), /run|Not run|Queued/);
+    assert.equal(asked.length, 1, "approved once (by its first run), it is not asked again");
+    reject();
+    assert.match(await call("task_run", { id }), /The user rejected automation "quiet"; nothing ran/);
+    assert.equal(f.service.get(id)!.runCount, 0);
+    assert.equal(f.service.runs(id, 10).length, 0);
+    assert.equal(f.children().length, 1);
+  });
+
   it("the config hook makes OpenCode ask for background_automation unless the user decided", () => {
     const empty: { permission?: unknown } = {};
     askForAutomationsByDefault(empty);

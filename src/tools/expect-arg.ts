@@ -1,0 +1,45 @@
+import type { tool } from "@opencode-ai/plugin";
+import { TaskError } from "../core/errors.ts";
+import type { Expectation } from "../evidence/expectation-check.ts";
+import type { CallContext } from "./tool-kit.ts";
+
+type S = typeof tool.schema;
+
+/** The `expect` argument of background_task. */
+export const expectArg = (s: S) =>
+  s.object({
+    files: s.array(s.string().min(1)).min(1).optional().describe("Paths (relative to the project) that must exist and be non-empty when the child stops"),
+    command: s.string().min(1).optional().describe("A shell command run in the project after the child stops; it must exit 0, e.g. npm test"),
+  }).strict().optional().describe("Evidence required before the task counts as done");
+
+/** The same for task_create and task_update, kept small (their eight definitions share a token budget); checkExpect does the rest. */
+export const briefExpectArg = (s: S, description?: string) => {
+  const arg = s.object({ files: s.array(s.string()).optional(), command: s.string().optional() }).strict().optional();
+  return description ? arg.describe(description) : arg;
+};
+
+/** An `expect` needs at least one of its fields, none of them blank. */
+export function checkExpect(expect: Expectation | undefined): Expectation | undefined {
+  if (!expect) return undefined;
+  if (!expect.files && !expect.command) {
+    throw new TaskError('expect needs "files" (paths that must exist) or "command" (must exit 0), or both; e.g. expect: { "files": ["report.md"] }. Leave expect out to require nothing.');
+  }
+  if (expect.files && (expect.files.length === 0 || expect.files.some((f) => f.trim() === ""))) {
+    throw new TaskError('expect.files must list at least one path and no empty ones, e.g. ["report.md"].');
+  }
+  if (expect.command !== undefined && expect.command.trim() === "") throw new TaskError('expect.command must not be empty; e.g. "npm test", or leave it out.');
+  return expect;
+}
+
+/**
+ * The plugin runs `expect.command` itself, outside the child's bash tool: the user's own bash
+ * permission rules decide first (allowed, asked, or denied), as for a command the child would run.
+ * `of` names what the command belongs to; `refused` is the whole answer when the user says no.
+ */
+export async function allowExpectCommand(command: string, call: CallContext, of: string, refused: string): Promise<void> {
+  try {
+    await call.ask?.({ permission: "bash", patterns: [command], always: [command], metadata: { command, description: `expect.command of ${of}` } });
+  } catch {
+    throw new TaskError(refused);
+  }
+}
