@@ -11,7 +11,8 @@ import { cyan, green, oneLine, yellow, type Timeline } from "./timeline.ts";
 
 type AnyEvent = { type: string; properties: any };
 
-const NOTIFICATION = /<background-task-notification task_id="([^"]+)" status="([^"]+)">\n(.*)/g;
+// Attributes in any order (the notifier adds a `key` marker to every notification it sends).
+const NOTIFICATION = /<background-task-notification\b[^>]*?\btask_id="([^"]+)"[^>]*?\bstatus="([^"]+)"[^>]*>\n(.*)/g;
 const DB_WAIT = { timeoutMs: 10_000, intervalMs: 50 };
 
 export class Narrator {
