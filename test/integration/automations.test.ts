@@ -1,6 +1,6 @@
 import { describe, it, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { startStack, call, toolOutputs, waitUntil, MOCK_MODEL, type Stack } from "../harness/plugin-stack.ts";
@@ -95,8 +95,8 @@ describe("automations on the real host", () => {
   it("interval, once, six-field cron, on_change, failure pause, overlap and approval in one server", async () => {
     first = await start();
     const s = first;
-    const [p1, p2, p3, p4, p5, p6, p7, p8] = await Promise.all(
-      ["interval", "once", "cron", "on_change", "failing", "overlap", "rejected", "continue"].map((t) => s.newSession(`parent: ${t}`)),
+    const [p1, p2, p3, p4, p5, p6, p7, p8, p9] = await Promise.all(
+      ["interval", "once", "cron", "on_change", "failing", "overlap", "rejected", "continue", "expect"].map((t) => s.newSession(`parent: ${t}`)),
     );
     // One after the other: parallel prompts that each wait on a permission prompt did not all show one.
     const at = new Date(Date.now() + 12_000).toISOString();
@@ -110,8 +110,9 @@ describe("automations on the real host", () => {
       [p6, { title: "slow one", prompt: "SLOW 3500\nREPLY slow done", triggers: [{ every: "1s" }], max_runs: 2, notify: "never" }],
       [p7, { title: "unwanted", prompt: "REPLY no", triggers: [{ every: "1s" }] }, "reject"],
       [p8, { title: "remembers", prompt: "REPLY same child", triggers: [{ every: "2s" }], max_runs: 2, session: "continue", notify: "never" }],
+      [p9, { title: "writes a report", prompt: `CALL write ${JSON.stringify({ filePath: "auto-report.md", content: "# Report\n" })}`, triggers: [{ every: "2s" }], max_runs: 1, notify: "never", expect: { files: ["auto-report.md"] } }],
     ] as [string, Record<string, unknown>, ("once" | "reject")?][]) made.push(await create(s, parent, args, answer));
-    const [interval, once, cron, onChange, failing, slow, , remembers] = made.map((m) => m.id!);
+    const [interval, once, cron, onChange, failing, slow, , remembers, reporter] = made.map((m) => m.id!);
     assert.match(made[0]!.out, /Created automation au\w+ "every two seconds" \(enabled; notify always\)/);
     assert.match(made[6]!.out, /rejected automation "unwanted"; nothing was stored/);
     assert.equal(made[6]!.id, undefined);
@@ -161,6 +162,22 @@ describe("automations on the real host", () => {
     assert.equal(r1.task_id, r2.task_id);
     const prompts = (await s.messages(r1.task_id)).filter((m) => m.info.role === "user").map((m) => m.parts.map((p) => p.text ?? "").join(""));
     assert.deepEqual(prompts.map((t) => /run #(\d+)/.exec(t)?.[1]), ["1", "2"]);
+
+    // expect: the run's child writes the expected file with the real write tool; met at the first check, the run completes.
+    assert.equal(automation(reporter).expect, JSON.stringify({ files: ["auto-report.md"] }));
+    await waitUntil(() => runs(reporter).some((r) => r.status !== "running" && r.status !== "starting"), { timeoutMs: 30_000, what: "expect run ended" });
+    const [report] = runs(reporter);
+    assert.equal(report.status, "completed", report.summary);
+    assert.equal(readFileSync(join(s.server.projectDir, "auto-report.md"), "utf8"), "# Report\n");
+    const conn = db();
+    try {
+      const spec = conn.prepare("SELECT spec FROM task_evidence_specs WHERE task_id = ?").get(report.task_id) as { spec: string } | undefined;
+      assert.deepEqual(JSON.parse(spec?.spec ?? "{}").expect, { files: ["auto-report.md"] }, "the run's task carries the definition's expect");
+    } finally {
+      conn.close();
+    }
+    const childPrompts = (await s.messages(report.task_id)).filter((m) => m.info.role === "user");
+    assert.equal(childPrompts.length, 1, "no continuation was needed");
   });
 
   it("definitions survive a SIGKILL restart and keep firing; two servers on one database fire each occurrence once", async () => {
