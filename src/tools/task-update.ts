@@ -8,11 +8,13 @@ import { approve } from "./task-create.ts";
 export function taskUpdateTool({ automations, onCrash }: AutomationToolDeps) {
   return defineTool({
     name: "task_update",
-    description: "Change an automation's fields; enabled false pauses it, true resumes. report_here: report to this session.",
+    description: "Change an automation's fields; enabled false pauses it, true resumes; expect {} requires nothing. report_here: report to this session.",
     args: (s) => ({ id: s.string(), title: s.string().optional(), ...fieldArgs(s, false), report_here: s.boolean().optional() }),
     onCrash,
     async run(args, call) {
-      const fields = toFields(args);
+      const clearsExpect = args.expect !== undefined && !args.expect.files && !args.expect.command;
+      const fields = toFields({ ...args, expect: clearsExpect ? undefined : args.expect });
+      if (clearsExpect) fields.expect = undefined;
       if (fields.agent) await automations.checkAgent(fields.agent);
       const current = automations.require(args.id);
       // Created disabled, it was never approved: enabling it is when the user is asked.

@@ -135,6 +135,11 @@ describe("task_* tools", () => {
     assert.match(await call("task_update", { id, expect: { command: "make check" } }), /Updated/);
     assert.deepEqual((asked.at(-1) as { permission: string; patterns: string[] }), { permission: "bash", patterns: ["make check"], always: ["make check"], metadata: { command: "make check", description: "expect.command of an automation" } });
     assert.deepEqual(f.service.get(id)!.expect, { command: "make check" });
+    const asks = asked.length;
+    assert.match(await call("task_update", { id, expect: {} }), /Updated/);
+    assert.equal(f.service.get(id)!.expect, undefined);
+    assert.doesNotMatch(await call("task_read", { id }), /expect:/);
+    assert.equal(asked.length, asks, "removing the expectation asks nothing");
   });
 
   it("a refused expect.command stores nothing; a blank expect is refused before anyone is asked", async () => {
