@@ -1,27 +1,18 @@
 import { randomBytes } from "node:crypto";
 import { TaskError } from "../core/errors.ts";
 import type { ModelRef, Task } from "../core/task.ts";
-import type { Expectation } from "../evidence/expectation-check.ts";
-import { type Automation, type NotifyPolicy, type Run, type Trigger } from "./automation.ts";
+import type { Automation, Run, Trigger } from "./automation.ts";
 import type { AutomationContext } from "./automation-context.ts";
 import { AutomationScheduler } from "./automation-scheduler.ts";
 import { RunRecorder } from "./run-recorder.ts";
 import { RunStarter } from "./run-starter.ts";
 import { nextOccurrence, parseTrigger, TriggerSpecError, type TriggerInput } from "./trigger-spec.ts";
 
-export type AutomationFields = {
-  title: string;
-  prompt: string;
-  agent: string;
-  model?: ModelRef;
-  notify: NotifyPolicy;
-  sessionMode: "fresh" | "continue";
-  maxRuns?: number;
-  overlap: "skip" | "queue";
-  catchUp: "skip" | "once";
-  enabled: boolean;
-  expect?: Expectation;
-};
+/** What the model sets on an automation (task_create, task_update); the rest is the plugin's. */
+export type AutomationFields = Pick<
+  Automation,
+  "title" | "prompt" | "agent" | "model" | "notify" | "sessionMode" | "maxRuns" | "overlap" | "catchUp" | "enabled" | "expect"
+>;
 
 /** Who creates it: the session runs report to, with its agent and model. */
 export type Creator = { sessionID: string; agent: string; model?: ModelRef };
