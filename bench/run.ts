@@ -2,7 +2,7 @@
  * Runs the benchmarks and prints each one's figures beside the baseline it measures in the same
  * run. `npm run bench` runs all; `npm run bench -- notify|fork|store|load|evidence|rss|shared-db|dashboard|automations` runs the ones named.
  * The store and shared-db run twice: under Node (better-sqlite3, as the CLI) and under Bun
- * (bun:sqlite, as inside OpenCode). rss takes the real-host lock itself: do not run it under flock.
+ * (bun:sqlite, as inside OpenCode).
  */
 import { spawnSync } from "node:child_process";
 import { runNotifyBench } from "./notify.ts";
