@@ -22,6 +22,7 @@ import type { AutomationService } from "./automations/automation-service.ts";
 import { InboxApplier } from "./inbox/inbox-applier.ts";
 import { commandHandler } from "./inbox/apply-command.ts";
 import { serveDashboardFromPlugin } from "./dashboard/serve-from-plugin.ts";
+import { projectDirectory, recordProjectDirectory } from "./store/project-directory.ts";
 
 const DAY_MS = 86_400_000;
 
@@ -45,6 +46,7 @@ function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
   try {
     options = parseOptions(rawOptions);
     store = SqliteTaskStore.open({ path: options.dbPath || defaultDbPath(), projectId: input.project?.id ?? input.directory });
+    rememberDirectory(store, input, onCrash);
     retention = startRetention({
       purge: (cutoffMs) => store.purgeOlderThan(cutoffMs),
       retentionMs: options.retentionDays * DAY_MS,
@@ -123,6 +125,15 @@ function startEvidence(manager: TaskManager, store: SqliteTaskStore, directory: 
   const evidence = new EvidenceService(manager.runningTasks(), evidenceStore, directory, options);
   manager.runningTasks().setHooks(evidence);
   return evidence;
+}
+
+/** Only for the dashboard's project names: a failure is logged and changes nothing else. */
+function rememberDirectory(store: SqliteTaskStore, input: PluginInput, onCrash: (message: string, error: unknown) => void): void {
+  try {
+    recordProjectDirectory(store.db, store.projectId, projectDirectory(input), Date.now());
+  } catch (error) {
+    onCrash("Could not record the project's directory; the dashboard shows its id", error);
+  }
 }
 
 const forkLimits = (options: Options) => ({ toolOutputLimit: options.forkToolOutputLimit, tokenCap: options.forkTokenCap });

@@ -2,10 +2,10 @@ import type { Run, Trigger } from "../automations/automation.ts";
 import { describeTrigger, nextOccurrence } from "../automations/trigger-spec.ts";
 import type { InboxCommand } from "../inbox/inbox-command.ts";
 import { commandButton, commandList } from "./controls.ts";
-import type { DashboardReader, ProjectAutomation, RunFilter } from "./dashboard-reader.ts";
+import type { DashboardReader, ProjectAutomation, ProjectRef, RunFilter } from "./dashboard-reader.ts";
 import { durationChart } from "./duration-chart.ts";
 import { html, type SafeHtml } from "./html.ts";
-import { duration, layout, preview, status, taskHref, time } from "./page-layout.ts";
+import { duration, layout, preview, projectName, status, taskHref, time } from "./page-layout.ts";
 
 const NEXT_SHOWN = 3;
 const RUN_STATUSES = ["completed", "error", "cancelled", "running", "starting", "waiting", "skipped", "missed"];
@@ -28,7 +28,7 @@ export function readAutomation(reader: DashboardReader, project: string, params:
   return { automation, runs: reader.runs(project, automation.id, query), chartRuns: reader.runs(project, automation.id, { limit: 60 }), filter, commands: commands.slice(0, 5) };
 }
 
-export function automationPage(data: AutomationData, frame: { projects: string[]; project?: string; path: string }, now: number): SafeHtml {
+export function automationPage(data: AutomationData, frame: { projects: ProjectRef[]; project?: string; path: string }, now: number): SafeHtml {
   const a = data.automation;
   const back = frame.path;
   const state = a.doneAt !== undefined ? "done" : a.enabled ? "enabled" : "paused";
@@ -41,7 +41,7 @@ ${commandButton("run_now", a.projectId, a.id, back)} ${commandButton("delete", a
 ${commandList(data.commands, now)}</div>
 <div id="automation-details" data-live><dl class="fields">
 <dt>Automation</dt><dd class="id">${a.id}</dd>
-<dt>Project</dt><dd>${a.projectId}</dd>
+<dt>Project</dt><dd>${projectName(frame.projects, a.projectId)}</dd>
 <dt>Agent</dt><dd>${a.agent}${a.model ? ` (${a.model.providerID}/${a.model.modelID})` : ""}</dd>
 <dt>Notify</dt><dd>${a.notify}, reporting to <span class="id">${a.reportTo}</span>${a.reportToGoneAt !== undefined ? html` <strong class="s-error">(that session was deleted)</strong>` : ""}</dd>
 <dt>Session</dt><dd>${a.sessionMode}${a.continueTaskId ? html` (<a href="${taskHref(a.projectId, a.continueTaskId)}">${a.continueTaskId}</a>)` : ""}</dd>

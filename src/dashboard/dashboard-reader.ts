@@ -16,6 +16,7 @@ import { StatementCache } from "../store/statement-cache.ts";
 
 export type ProjectAutomation = Automation & { projectId: string; triggers: Trigger[]; lastRun?: Run };
 export type ProjectRun = Run & { projectId: string; title?: string };
+export type ProjectRef = { id: string; directory?: string };
 export type RunFilter = { status?: string; trigger?: string; from?: number; to?: number; limit?: number };
 
 const ACTIVE = ["queued", "running", "resumed"];
@@ -47,10 +48,15 @@ export class DashboardReader {
     return Number(this.sql("PRAGMA data_version").get()?.data_version);
   }
 
-  projects(): string[] {
+  /** Every project with tasks or automations, with its directory where the plugin recorded it (migration 9). */
+  projects(): ProjectRef[] {
     const parts = ["SELECT DISTINCT project_id FROM tasks"];
     if (this.has("automations")) parts.push("SELECT DISTINCT project_id FROM automations");
-    return this.sql(parts.join(" UNION ") + " ORDER BY 1").all().map((row) => String(row.project_id));
+    const ids = `SELECT project_id FROM (${parts.join(" UNION ")})`;
+    const text = this.has("projects")
+      ? `SELECT i.project_id, p.directory FROM (${ids}) i LEFT JOIN projects p ON p.project_id = i.project_id ORDER BY 1`
+      : `${ids} ORDER BY 1`;
+    return this.sql(text).all().map((row) => ({ id: String(row.project_id), ...(typeof row.directory === "string" ? { directory: row.directory } : {}) }));
   }
 
   activeTasks(projectId?: string, limit = 200): ProjectTask[] {

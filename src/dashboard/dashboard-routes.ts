@@ -1,4 +1,4 @@
-import type { DashboardReader } from "./dashboard-reader.ts";
+import type { DashboardReader, ProjectRef } from "./dashboard-reader.ts";
 import { html } from "./html.ts";
 import { homePage, readHome } from "./home-page.ts";
 import { layout } from "./page-layout.ts";
@@ -30,6 +30,6 @@ function ok(body: string): PageResult {
   return { status: 200, body };
 }
 
-function notFound(frame: { projects: string[]; project?: string; path: string }, message: string): PageResult {
+function notFound(frame: { projects: ProjectRef[]; project?: string; path: string }, message: string): PageResult {
   return { status: 404, body: layout({ ...frame, title: "Not found" }, html`<h1>Not found</h1><p>${message} <a href="/">Home</a></p>`).value };
 }

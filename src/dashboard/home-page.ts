@@ -1,7 +1,7 @@
 import type { ProjectTask } from "../store/task-reader.ts";
 import type { InboxCommand } from "../inbox/inbox-command.ts";
 import { commandButton, commandList } from "./controls.ts";
-import type { DashboardReader, ProjectAutomation, ProjectRun } from "./dashboard-reader.ts";
+import type { DashboardReader, ProjectAutomation, ProjectRef, ProjectRun } from "./dashboard-reader.ts";
 import { html, type SafeHtml } from "./html.ts";
 import { automationHref, duration, elapsed, layout, preview, status, taskHref, time } from "./page-layout.ts";
 
@@ -55,7 +55,7 @@ function attention(reader: DashboardReader, automations: ProjectAutomation[], pr
   return items;
 }
 
-export function homePage(data: HomeData, frame: { projects: string[]; project?: string; path: string }, now: number): SafeHtml {
+export function homePage(data: HomeData, frame: { projects: ProjectRef[]; project?: string; path: string }, now: number): SafeHtml {
   const back = frame.path;
   const body = html`
 <section id="active"><h2>Running and queued (${data.active.length})</h2>${data.active.length ? taskTable(data.active, now, back, data.permissions) : html`<p class="none">Nothing running.</p>`}</section>

@@ -1,12 +1,13 @@
 import { formatTime } from "../cli/format-time.ts";
 import { formatDuration } from "../core/format-duration.ts";
 import { html, type SafeHtml } from "./html.ts";
+import type { ProjectRef } from "./dashboard-reader.ts";
 
 export type PageFrame = {
   title: string;
   /** Items needing attention: shown as "(n)" in the title. */
   attention?: number;
-  projects: string[];
+  projects: ProjectRef[];
   project?: string;
   /** Where the project selector sends the user (the current path). */
   path: string;
@@ -26,9 +27,20 @@ ${projectSelector(frame)}<span class="live" id="live" title="live updates">●</
 }
 
 function projectSelector(frame: PageFrame): SafeHtml {
-  const option = (value: string, label: string) => html`<option value="${value}"${value === (frame.project ?? "") ? html` selected` : ""}>${label}</option>`;
+  const option = (value: string, label: string, title = label) =>
+    html`<option value="${value}" title="${title}"${value === (frame.project ?? "") ? html` selected` : ""}>${label}</option>`;
   return html`<form class="projects" method="get" action="/"><label>Project <select name="project" data-autosubmit>
-${option("", "all projects")}${frame.projects.map((p) => option(p, p))}</select></label><noscript><button>Show</button></noscript></form>`;
+${option("", "all projects")}${frame.projects.map((p) => option(p.id, folderName(p), p.directory ?? p.id))}</select></label><noscript><button>Show</button></noscript></form>`;
+}
+
+/** A project by its folder's name, the full path (or the id) on hover; the id when its directory is unknown. */
+export function projectName(projects: ProjectRef[], id: string): SafeHtml {
+  const project = projects.find((p) => p.id === id) ?? { id };
+  return html`<span class="project" title="${project.directory ?? id}">${folderName(project)}</span>`;
+}
+
+function folderName(project: ProjectRef): string {
+  return project.directory?.split(/[\\/]/).filter(Boolean).pop() ?? project.directory ?? project.id;
 }
 
 /** A time the browser rewrites in the user's own time zone (app.js); the server's local time without JS. */

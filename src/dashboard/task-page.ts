@@ -6,13 +6,14 @@ import type { ProjectTask } from "../store/task-reader.ts";
 import type { InboxCommand } from "../inbox/inbox-command.ts";
 import { commandButton, commandList } from "./controls.ts";
 import { html, type SafeHtml } from "./html.ts";
-import { automationHref, duration, elapsed, layout, status, time } from "./page-layout.ts";
+import { automationHref, duration, elapsed, layout, projectName, status, time } from "./page-layout.ts";
+import type { ProjectRef } from "./dashboard-reader.ts";
 
 export type TaskData = { task: ProjectTask; events: TaskEvent[]; evidence: RunEvidence[]; commands: InboxCommand[] };
 
 const ACTIVE = ["queued", "running", "resumed"];
 
-export function taskPage(data: TaskData, frame: { projects: string[]; project?: string; path: string }, now: number): SafeHtml {
+export function taskPage(data: TaskData, frame: { projects: ProjectRef[]; project?: string; path: string }, now: number): SafeHtml {
   const t = data.task;
   const run = parseRunBatchId(t.batchId);
   const evidence = data.evidence.map(evidenceDetails).filter((text) => !/Files: none\n  Commands: none\n  Failed tools: none$/.test(text));
@@ -21,7 +22,7 @@ export function taskPage(data: TaskData, frame: { projects: string[]; project?: 
 <dl class="fields">
 <dt>Task</dt><dd class="id">${t.id}</dd>
 <dt>Status</dt><dd id="task-status">${status(t.status)} ${ACTIVE.includes(t.status) ? commandButton("cancel_task", t.projectId, t.id, frame.path) : ""}</dd>
-<dt>Project</dt><dd>${t.projectId}</dd>
+<dt>Project</dt><dd>${projectName(frame.projects, t.projectId)}</dd>
 <dt>Agent</dt><dd>${t.agent} (${t.model.providerID}/${t.model.modelID})</dd>
 <dt>Parent session</dt><dd class="id">${t.parentSessionID}</dd>
 <dt>Batch</dt><dd class="id">${t.batchId}${run ? html` — run ${run.runNo} of <a href="${automationHref(t.projectId, run.automationId)}">automation ${run.automationId}</a>` : ""}</dd>

@@ -238,6 +238,17 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE automations ADD COLUMN expect TEXT; -- JSON { files?, command? }, NULL: nothing
     `,
   },
+  {
+    version: 9,
+    name: "where each project lives, so the dashboard can name it instead of showing its id",
+    sql: `
+      CREATE TABLE projects (
+        project_id   TEXT    PRIMARY KEY,
+        directory    TEXT    NOT NULL, -- the worktree (or directory) the plugin was last loaded for
+        last_seen_at INTEGER NOT NULL
+      );
+    `,
+  },
 ];
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (

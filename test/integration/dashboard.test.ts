@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { startDashboard, type Dashboard } from "../../src/dashboard/dashboard-server.ts";
@@ -61,6 +61,13 @@ describe("the dashboard in a real browser, on a real OpenCode", () => {
     await statusOf("recent", id).filter({ hasText: "completed" }).waitFor({ timeout: UI_WAIT_MS });
     assert.equal(await page.evaluate(() => (globalThis as unknown as { notReloaded?: boolean }).notReloaded), true, "updated in place");
     assert.ok(Number(await page.locator("body").getAttribute("data-refreshes")) >= 2, "live refreshes happened");
+    await page.goto(dash.origin + "/"); // the header is drawn per page load; the project has a task only now
+    const named = page.locator('select[name="project"] option[value]:not([value=""])');
+    assert.deepEqual(
+      [await named.textContent(), await named.getAttribute("title")],
+      [basename(stack.server.projectDir), stack.server.projectDir],
+      "the selector names the project by its folder, not its id",
+    );
   });
 
   it("cancel on the page stops the child on the real host", async () => {

@@ -11,6 +11,7 @@ import { durationChart } from "../../src/dashboard/duration-chart.ts";
 import { escapeHtml, html } from "../../src/dashboard/html.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
 import { SqliteEvidenceStore } from "../../src/store/sqlite-evidence-store.ts";
+import { recordProjectDirectory } from "../../src/store/project-directory.ts";
 import { runningTask } from "../store/task-fixtures.ts";
 
 const NOW = Date.UTC(2026, 10, 26, 12, 0, 0);
@@ -51,7 +52,11 @@ describe("dashboard pages", () => {
     const evidence = new SqliteEvidenceStore(store.db, "proj");
     evidence.put({ taskId: "ses_claims", run: 0, kind: "command", key: "call_1", data: { callID: "call_1", command: "npm test", exitCode: 1, seq: 1 } });
     evidence.put({ taskId: "ses_claims", run: 0, kind: "contradiction", key: "all", data: [{ kind: "tests-failed", message: "The result says the tests pass, but npm test exited with 1" }] });
+    recordProjectDirectory(store.db, "proj", "/home/u/my-app&<x>", NOW);
     store.close();
+    const unnamed = SqliteTaskStore.open({ path, projectId: "4f1e9ab0hash" });
+    unnamed.save(runningTask("ses_unnamed", { createdAt: NOW - HOUR }));
+    unnamed.close();
     reader = DashboardReader.open(path);
   });
 
@@ -104,6 +109,31 @@ describe("dashboard pages", () => {
     assert.match(body, /id="evidence"/);
     assert.match(body, /WARNING: The result says the tests pass, but npm test exited with 1/);
     assert.match(body, /npm test — exit 1/);
+  });
+
+  it("the project selector and pages name a project by its folder (full path as title), by its id when unknown", () => {
+    const { body } = page("/?project=proj");
+    assert.match(body, /<option value="proj" title="\/home\/u\/my-app&amp;&lt;x&gt;" selected>my-app&amp;&lt;x&gt;<\/option>/);
+    assert.match(body, /<option value="4f1e9ab0hash" title="4f1e9ab0hash">4f1e9ab0hash<\/option>/);
+    assert.match(page("/task?project=proj&id=ses_claims").body, /<dt>Project<\/dt><dd><span class="project" title="\/home\/u\/my-app&amp;&lt;x&gt;">my-app&amp;&lt;x&gt;<\/span>/);
+    assert.match(page("/automation?project=proj&id=au1").body, /<dd><span class="project" title="\/home\/u\/my-app&amp;&lt;x&gt;">my-app/);
+    assert.match(page("/task?project=4f1e9ab0hash&id=ses_unnamed").body, /<dt>Project<\/dt><dd><span class="project" title="4f1e9ab0hash">4f1e9ab0hash<\/span>/);
+  });
+
+  it("a database from before the projects table lists projects by id", () => {
+    const oldDir = mkdtempSync(join(tmpdir(), "dash-old-"));
+    const path = join(oldDir, "tasks.db");
+    const store = SqliteTaskStore.open({ path, projectId: "p1" });
+    store.save(runningTask("ses_1"));
+    store.db.exec("DROP TABLE projects"); // as a version-8 database has it
+    store.close();
+    const old = DashboardReader.open(path);
+    try {
+      assert.deepEqual(old.projects(), [{ id: "p1" }]);
+    } finally {
+      old.close();
+      rmSync(oldDir, { recursive: true, force: true });
+    }
   });
 
   it("an unknown automation or task is a 404 page, not an error", () => {

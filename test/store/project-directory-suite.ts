@@ -1,0 +1,33 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { projectDirectory, recordProjectDirectory } from "../../src/store/project-directory.ts";
+import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
+import type { TestApi } from "./suite-support.ts";
+
+/** The projects table (migration 9) under whichever driver the runtime picks. */
+export function defineProjectDirectorySuite({ describe, it }: TestApi): void {
+  describe("project directories", () => {
+    it("one row per project: the last plugin loaded sets the directory and when it was seen", () => {
+      const dir = mkdtempSync(join(tmpdir(), "obt-projects-"));
+      const store = SqliteTaskStore.open({ path: join(dir, "tasks.db"), projectId: "p1" });
+      try {
+        recordProjectDirectory(store.db, "p1", "/work/a", 1);
+        recordProjectDirectory(store.db, "p2", "/work/b", 2);
+        recordProjectDirectory(store.db, "p1", "/work/a-worktree", 3);
+        const rows = store.db.prepare("SELECT project_id, directory, last_seen_at FROM projects ORDER BY project_id").all();
+        assert.deepEqual(rows.map((r) => [r.project_id, r.directory, Number(r.last_seen_at)]), [["p1", "/work/a-worktree", 3], ["p2", "/work/b", 2]]);
+      } finally {
+        store.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it("the directory is the git worktree, or the directory when outside git (worktree '/')", () => {
+      assert.equal(projectDirectory({ directory: "/repo/sub", worktree: "/repo" }), "/repo");
+      assert.equal(projectDirectory({ directory: "/tmp/plain", worktree: "/" }), "/tmp/plain");
+      assert.equal(projectDirectory({ directory: "/tmp/plain" }), "/tmp/plain");
+    });
+  });
+}
