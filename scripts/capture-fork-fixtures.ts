@@ -13,12 +13,13 @@
  * fork transform rewrites), recorded by scripts/fork-fixtures/model-view-probe.
  *
  * The mock's answers are fixed, so only ids and times change between captures; the temp
- * directory of the run is replaced by FIXTURE_ROOT. Run: npx tsx scripts/capture-fork-fixtures.ts
+ * directory of the run is replaced by FIXTURE_ROOT (scripts/fixture-text.ts). Run: npx tsx scripts/capture-fork-fixtures.ts
  */
 import { mkdirSync, readFileSync, writeFileSync, mkdtempSync, rmSync, existsSync } from "node:fs";
-import { hostname, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { fixtureText } from "./fixture-text.ts";
 import { startStack, call, waitUntil, PACKAGE_DIR, type Stack } from "../test/harness/plugin-stack.ts";
 import {
   defaultResponder,
@@ -33,7 +34,6 @@ const PROBE_DIR = fileURLToPath(new URL("./fork-fixtures/model-view-probe", impo
 const OPENCODE_VERSION = (JSON.parse(readFileSync(join(PACKAGE_DIR, "node_modules/opencode-ai/package.json"), "utf8")) as { version: string }).version;
 
 /** Replaces the run's temp root (which holds the project and the home) in every stored string. */
-export const FIXTURE_ROOT = "/tmp/ocbt-fixture";
 const MAX_FIXTURE_BYTES = 100_000;
 
 export const BIG_OUTPUT_CHARS = 9_000;
@@ -109,14 +109,6 @@ async function captureCompacted(stack: Stack, probeFile: string): Promise<{ mess
   return { messages: await stack.messages(id), modelView };
 }
 
-/** The JSON text with the run's temp root replaced; fails on anything else machine-specific. */
-function sanitize(value: unknown, root: string): string {
-  const text = JSON.stringify(value, null, 1).split(root).join(FIXTURE_ROOT);
-  const leaks = [PACKAGE_DIR.replace(/\/$/, ""), hostname()].filter((s) => s.length >= 4 && text.includes(s));
-  if (/\/ocbt-(?!fixture)/.test(text)) leaks.push("another ocbt- temp dir");
-  if (leaks.length > 0) throw new Error(`fixture still holds machine-specific values: ${leaks.join(", ")}`);
-  return text + "\n";
-}
 
 function checkBigOutput(name: string, messages: Message[]): void {
   const big = messages
@@ -126,7 +118,7 @@ function checkBigOutput(name: string, messages: Message[]): void {
 }
 
 function write(name: string, root: string, fixture: Record<string, unknown>): void {
-  const text = sanitize({ capturedWith: `opencode ${OPENCODE_VERSION} serve, scripts/capture-fork-fixtures.ts, mock model`, ...fixture }, root);
+  const text = fixtureText({ capturedWith: `opencode ${OPENCODE_VERSION} serve, scripts/capture-fork-fixtures.ts, mock model`, ...fixture }, root);
   if (text.length > MAX_FIXTURE_BYTES) throw new Error(`${name}.json would be ${text.length} bytes (limit ${MAX_FIXTURE_BYTES})`);
   mkdirSync(OUT_DIR, { recursive: true });
   writeFileSync(join(OUT_DIR, `${name}.json`), text);

@@ -10,18 +10,18 @@
  *   makes, so a fake client can replay them.
  *
  * The mock's answers are fixed, so only ids and times change between captures; the run's temp root
- * is replaced by FIXTURE_ROOT. Run: npx tsx scripts/capture-host-fixtures.ts
+ * is replaced by FIXTURE_ROOT (scripts/fixture-text.ts). Run: npx tsx scripts/capture-host-fixtures.ts
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { hostname, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { fixtureText } from "./fixture-text.ts";
 import { startStack, call, waitUntil, MOCK_MODEL, PACKAGE_DIR, type Stack } from "../test/harness/plugin-stack.ts";
 
 const OUT_FILE = fileURLToPath(new URL("../test/fixtures/host/events.json", import.meta.url));
 const PROBE_DIR = fileURLToPath(new URL("./host-fixtures/event-probe", import.meta.url));
 const OPENCODE_VERSION = (JSON.parse(readFileSync(join(PACKAGE_DIR, "node_modules/opencode-ai/package.json"), "utf8")) as { version: string }).version;
-const FIXTURE_ROOT = "/tmp/ocbt-fixture";
 const MAX_FIXTURE_BYTES = 150_000;
 
 type RawEvent = { type: string; properties: Record<string, any> };
@@ -112,14 +112,6 @@ async function capture(stack: Stack, events: () => RawEvent[]) {
   return { scenarios, answers };
 }
 
-/** The JSON text with the run's temp root replaced; fails on anything else machine-specific. */
-function sanitize(value: unknown, root: string): string {
-  const text = JSON.stringify(value, null, 1).split(root).join(FIXTURE_ROOT);
-  const leaks = [PACKAGE_DIR.replace(/\/$/, ""), hostname()].filter((s) => s.length >= 4 && text.includes(s));
-  if (/\/ocbt-(?!fixture)/.test(text)) leaks.push("another ocbt- temp dir");
-  if (leaks.length > 0) throw new Error(`fixture still holds machine-specific values: ${leaks.join(", ")}`);
-  return text + "\n";
-}
 
 async function main(): Promise<void> {
   const probeDir = mkdtempSync(join(tmpdir(), "host-fixture-probe-"));
@@ -139,7 +131,7 @@ async function main(): Promise<void> {
   const stack = await startStack({ config: { plugin, permission: { bash: "ask" } } });
   try {
     const fixture = await capture(stack, events);
-    const text = sanitize({ capturedWith: `opencode ${OPENCODE_VERSION} serve, scripts/capture-host-fixtures.ts, mock model`, ...fixture }, dirname(stack.server.projectDir));
+    const text = fixtureText({ capturedWith: `opencode ${OPENCODE_VERSION} serve, scripts/capture-host-fixtures.ts, mock model`, ...fixture }, dirname(stack.server.projectDir));
     if (text.length > MAX_FIXTURE_BYTES) throw new Error(`events.json would be ${text.length} bytes (limit ${MAX_FIXTURE_BYTES})`);
     mkdirSync(dirname(OUT_FILE), { recursive: true });
     writeFileSync(OUT_FILE, text);
