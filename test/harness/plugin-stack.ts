@@ -99,6 +99,19 @@ export function taskIdsIn(text: string): string[] {
   return [...text.matchAll(/task_id: (ses_\w+)/g)].map((m) => m[1]);
 }
 
+/**
+ * Has the parent's model call background_task once with these arguments (agent "general" unless
+ * given) and returns the new task's id; throws with the tool's answer when it launched nothing.
+ */
+export async function launchTask(stack: Stack, parent: string, args: Record<string, unknown>): Promise<string> {
+  const before = (await toolOutputs(stack, parent, "background_task")).length;
+  await stack.say(parent, call("background_task", { agent: "general", ...args }));
+  const [out] = (await toolOutputs(stack, parent, "background_task")).slice(before);
+  const [id] = taskIdsIn(out ?? "");
+  if (!id) throw new Error(`background_task launched nothing: ${out}`);
+  return id;
+}
+
 /** A CALL directive line for the mock model. */
 export function call(tool: string, args: Record<string, unknown>): string {
   return `CALL ${tool} ${JSON.stringify(args)}`;

@@ -3,7 +3,7 @@ import { createServer, type AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { CommandInbox } from "../../src/inbox/command-inbox.ts";
 import { openSqlite } from "../../src/store/sqlite-driver.ts";
-import { call, pluginDbPath, startStack, taskIdsIn, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
+import { launchTask, call, pluginDbPath, startStack, taskIdsIn, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -27,9 +27,7 @@ describe("the dashboard served from inside OpenCode", () => {
 
   it("logs its URL with the token, and that URL shows the project's tasks", async () => {
     const parent = await stack.newSession("parent: in-plugin dashboard");
-    await stack.say(parent, call("background_task", { description: "seen from inside", prompt: "REPLY inside ok", agent: "general" }));
-    const [id] = taskIdsIn((await toolOutputs(stack, parent, "background_task")).at(-1)!);
-    assert.ok(id);
+    const id = await launchTask(stack, parent, { description: "seen from inside", prompt: "REPLY inside ok" });
     const url = await waitUntil(() => new RegExp(`(http://127\\.0\\.0\\.1:${port}/\\?token=[\\w-]+)`).exec(stack.server.logs())?.[1], { timeoutMs: 10_000, what: "the dashboard URL in the log" });
     const signIn = await fetch(url, { redirect: "manual" });
     assert.equal(signIn.status, 303);

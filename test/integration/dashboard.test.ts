@@ -7,7 +7,7 @@ import { startDashboard, type Dashboard } from "../../src/dashboard/dashboard-se
 import { CommandInbox } from "../../src/inbox/command-inbox.ts";
 import { openSqlite } from "../../src/store/sqlite-driver.ts";
 import { launchBrowser, screenshotDir } from "../harness/browser.ts";
-import { call, pluginDbPath, startStack, taskIdsIn, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
+import { launchTask, call, pluginDbPath, startStack, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
 
 /** Playwright's own waits poll the page; this bounds each one (the page itself updates within a second). */
 const UI_WAIT_MS = 15_000;
@@ -42,14 +42,7 @@ describe("the dashboard in a real browser, on a real OpenCode", () => {
     await stack?.stop();
   });
 
-  async function launch(description: string, prompt: string): Promise<string> {
-    const before = (await toolOutputs(stack, parent, "background_task")).length;
-    await stack.say(parent, call("background_task", { description, prompt, agent: "general" }));
-    const [out] = (await toolOutputs(stack, parent, "background_task")).slice(before);
-    const [id] = taskIdsIn(out ?? "");
-    assert.ok(id, `no task id in: ${out}`);
-    return id;
-  }
+  const launch = (description: string, prompt: string) => launchTask(stack, parent, { description, prompt });
 
   const statusOf = (section: string, id: string) => page.locator(`#${section} [data-task="${id}"] .task-status`);
 

@@ -1,6 +1,6 @@
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startStack, call, taskIdsIn, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
+import { launchTask, startStack, waitUntil, type Stack } from "../harness/plugin-stack.ts";
 
 /** OpenCode disposes a project's instance (and so its plugins) on request; the next request loads them again. */
 describe("dispose on the real host", () => {
@@ -14,9 +14,7 @@ describe("dispose on the real host", () => {
 
   it("disposing the instance aborts the child and disposes the plugin; the reloaded plugin tells the child to continue and notifies once", async () => {
     const parent = await stack.newSession("parent: dispose");
-    await stack.say(parent, call("background_task", { description: "spans a dispose", prompt: "SLOW 3000\nREPLY after the dispose", agent: "general" }));
-    const [id] = taskIdsIn((await toolOutputs(stack, parent, "background_task")).at(-1)!);
-    assert.ok(id);
+    const id = await launchTask(stack, parent, { description: "spans a dispose", prompt: "SLOW 3000\nREPLY after the dispose" });
     const from = stack.server.logs().length;
     const disposed = await stack.server.client.instance.dispose();
     assert.equal(disposed.error, undefined);

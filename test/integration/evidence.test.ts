@@ -2,7 +2,7 @@ import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { startStack, call, pluginDbPath, taskIdsIn, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
+import { launchTask, startStack, call, pluginDbPath, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
 import { main } from "../../src/cli/main.ts";
 import { defaultResponder, isToolResult, lastUserText, type MockReply, type MockRequest } from "../harness/mock-model.ts";
 
@@ -45,11 +45,7 @@ describe("evidence on the real host", () => {
   /** Launches one task from a parent of its own (so each gets its own notification) and returns both ids. */
   async function launch(title: string, prompt: string, extra: Record<string, unknown> = {}): Promise<{ parent: string; id: string }> {
     const parent = await stack.newSession(`parent: ${title}`);
-    await stack.say(parent, call("background_task", { description: title, prompt, agent: "general", ...extra }));
-    const [out] = await toolOutputs(stack, parent, "background_task");
-    const [id] = taskIdsIn(out ?? "");
-    assert.ok(id, `no task id in: ${out}`);
-    return { parent, id };
+    return { parent, id: await launchTask(stack, parent, { description: title, prompt, ...extra }) };
   }
 
   const settled = (parent: string, id: string) =>

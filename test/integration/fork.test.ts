@@ -1,6 +1,6 @@
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startStack, call, taskIdsIn, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
+import { launchTask, startStack, call, taskIdsIn, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
 import { allText, defaultResponder, messageText, systemPrompt, type MockRequest } from "../harness/mock-model.ts";
 
 const MARKER = "UNIQUE_MARKER_7f3a9";
@@ -72,8 +72,7 @@ describe("fork on the real host", () => {
       await stack.server.client.session.summarize({ path: { id: parent }, body: { providerID: "mock", modelID: "mock-model" } });
       await waitUntil(async () => (await stack.messages(parent)).some((m) => m.info.summary === true && m.info.time?.completed), { what: "compaction summary" });
       await stack.say(parent, "NEW_DETAIL_after_compaction\nREPLY noted three");
-      await stack.say(parent, call("background_task", { description: "fork after compaction", prompt: "REPLY compacted fork answer", agent: "general", fork: true }));
-      const [id] = taskIdsIn((await toolOutputs(stack, parent, "background_task")).at(-1)!);
+      const id = await launchTask(stack, parent, { description: "fork after compaction", prompt: "REPLY compacted fork answer", fork: true });
       await waitUntil(async () => (await stack.notifications(parent)).some((n) => n.includes(id)), { timeoutMs: 15_000, what: "notification" });
       const request = stack.mock.requests().find((r) => isChildRequest(r) && allText(r).includes("compacted fork answer"))!;
       const seen = allText(request);

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { writeFileSync, readFileSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { startStack, call, taskIdsIn, toolOutputs, waitUntil, MOCK_MODEL, type Stack } from "../harness/plugin-stack.ts";
+import { launchTask, startStack, call, taskIdsIn, toolOutputs, waitUntil, MOCK_MODEL, type Stack } from "../harness/plugin-stack.ts";
 import { startMockModel, type MockModel } from "../harness/mock-model.ts";
 
 /** Durable state across a SIGKILL of the OpenCode server, and a database that cannot be opened. */
@@ -21,10 +21,7 @@ describe("restart and database faults on the real host", () => {
     await mock?.close();
   });
 
-  const launch = async (stack: Stack, parent: string, prompt: string) => {
-    await stack.say(parent, call("background_task", { description: "survivor", prompt, agent: "general" }));
-    return taskIdsIn((await toolOutputs(stack, parent, "background_task")).at(-1)!)[0];
-  };
+  const launch = (stack: Stack, parent: string, prompt: string) => launchTask(stack, parent, { description: "survivor", prompt });
   const restart = async (stack: Stack) => {
     await stack.server.kill();
     stack.events.close();

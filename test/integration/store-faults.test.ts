@@ -1,6 +1,6 @@
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startStack, call, taskIdsIn, toolOutputs, waitUntil, pluginDbPath, type Stack } from "../harness/plugin-stack.ts";
+import { launchTask, startStack, call, toolOutputs, waitUntil, pluginDbPath, type Stack } from "../harness/plugin-stack.ts";
 import { openSqlite, type SqliteDatabase } from "../../src/store/sqlite-driver.ts";
 
 /**
@@ -21,9 +21,7 @@ describe("a locked database on the real host", () => {
 
   it("writes fail while another process holds the lock; background_list says so, and the result arrives once after it is released", async () => {
     const parent = await stack.newSession("parent: locked store");
-    await stack.say(parent, call("background_task", { description: "finishes under a lock", prompt: "SLOW 1000\nREPLY result written later", agent: "general" }));
-    const [id] = taskIdsIn((await toolOutputs(stack, parent, "background_task")).at(-1)!);
-    assert.ok(id);
+    const id = await launchTask(stack, parent, { description: "finishes under a lock", prompt: "SLOW 1000\nREPLY result written later" });
     const from = stack.server.logs().length;
     locker = openSqlite(pluginDbPath(stack.server));
     locker.exec("BEGIN EXCLUSIVE");
