@@ -1,5 +1,6 @@
 import { Cron } from "croner";
-import type { Trigger, TriggerSpec } from "./automation.ts";
+import { isEventSpec, type Trigger, type TriggerSpec } from "./automation.ts";
+import { describeEventTrigger } from "../triggers/describe-event-trigger.ts";
 
 /** A trigger object as the model writes it. */
 export type TriggerInput = { every?: string; cron?: string; timezone?: string; at?: string };
@@ -58,6 +59,7 @@ function parseCron(cron: string, timezone: string): TriggerSpec {
 /** The first occurrence strictly after `after`, or undefined when there is none. */
 export function nextOccurrence(trigger: Pick<Trigger, "spec" | "createdAt">, after: number): number | undefined {
   const { spec } = trigger;
+  if (isEventSpec(spec)) return undefined; // fired by its source, never by the clock
   if (spec.kind === "once") return spec.atMs > after ? spec.atMs : undefined;
   if (spec.kind === "interval") {
     // On the grid of the trigger's creation time, so every process computes the same times.
@@ -103,7 +105,8 @@ function latestUpTo(trigger: Pick<Trigger, "spec" | "createdAt">, from: number, 
 export function describeTrigger(spec: TriggerSpec): string {
   if (spec.kind === "interval") return `every ${spec.every}`;
   if (spec.kind === "cron") return `cron ${spec.cron} (${spec.timezone})`;
-  return `once at ${spec.at}`;
+  if (spec.kind === "once") return `once at ${spec.at}`;
+  return describeEventTrigger(spec);
 }
 
 export function localZone(): string {

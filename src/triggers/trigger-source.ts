@@ -1,0 +1,32 @@
+import type { Clock } from "../core/clock.ts";
+import type { EventSpec } from "../automations/automation.ts";
+
+/** Something that happened, as a source reports it; each one fires its trigger once. */
+export type TriggerEvent = {
+  /** One line, e.g. "src/a.ts and 3 more changed", "new PR #12 by ada: Fix login". */
+  summary: string;
+  /** Details for the run's prompt (the caller caps them at 8 KB and masks secrets). */
+  data?: string;
+  /** It happened while no process watched (e.g. during a restart) and is reported late. */
+  caughtUp?: boolean;
+};
+
+/** What a running source may use. One source runs per trigger, in one process at a time. */
+export type SourceContext = {
+  /** The project directory: relative paths and commands start here. */
+  directory: string;
+  /** Fires the trigger once with this event. Never throws. */
+  emit(event: TriggerEvent): void;
+  /** The source's durable state for this trigger (baseline, ETags, seen ids): JSON, survives restarts. */
+  loadState(): unknown;
+  saveState(state: unknown): void;
+  /** A note shown in task_read and the dashboard (e.g. "unauthenticated: 60 requests an hour"); undefined clears it. */
+  setNote(note: string | undefined): void;
+  log(level: "debug" | "info" | "warn" | "error", message: string, extra?: Record<string, unknown>): void;
+  clock: Clock;
+};
+
+/** A started source; `stop` closes its watcher, timers and child processes. */
+export type RunningSource = { stop(): Promise<void> | void };
+
+export type StartSource<S extends EventSpec> = (spec: S, ctx: SourceContext) => Promise<RunningSource>;
