@@ -24,6 +24,11 @@ export type SourceContext = {
   setNote(note: string | undefined): void;
   log(level: "debug" | "info" | "warn" | "error", message: string, extra?: Record<string, unknown>): void;
   clock: Clock;
+  /**
+   * watch: paths (relative to `directory`) that a run of this automation wrote while it is
+   * running; changes to them must not fire the automation again.
+   */
+  ownWrites(): ReadonlySet<string>;
 };
 
 /** A started source; `stop` closes its watcher, timers and child processes. */
