@@ -61,6 +61,7 @@ export function rowToTrigger(row: SqlRow): Trigger {
     createdAt: row.created_at as number,
     lastPlannedAt: opt<number>(row.last_planned_at),
     nextAt: opt<number>(row.next_at),
+    note: opt<string>(row.note),
   });
 }
 
@@ -90,6 +91,9 @@ export function rowToRun(row: SqlRow): Run {
     summary: opt<string>(row.summary),
     notified: row.notified === null ? undefined : row.notified === 1,
     notifyNote: opt<string>(row.notify_note),
+    eventSummary: opt<string>(row.event_summary),
+    eventData: opt<string>(row.event_data),
+    eventFolded: opt<number>(row.event_folded),
   });
 }
 

@@ -16,7 +16,7 @@ const RUN_FIELDS: [keyof NewRun, string][] = [
   ["plannedAt", "planned_at"], ["status", "status"], ["skipReason", "skip_reason"], ["missedCount", "missed_count"],
   ["missedUntil", "missed_until"], ["taskId", "task_id"], ["createdAt", "created_at"], ["startedAt", "started_at"],
   ["endedAt", "ended_at"], ["resultHash", "result_hash"], ["summary", "summary"], ["notified", "notified"],
-  ["notifyNote", "notify_note"],
+  ["notifyNote", "notify_note"], ["eventSummary", "event_summary"], ["eventData", "event_data"], ["eventFolded", "event_folded"],
 ];
 
 const sqlValue = (value: unknown): SqlValue => (value === undefined ? null : typeof value === "boolean" ? (value ? 1 : 0) : (value as SqlValue));
@@ -53,6 +53,7 @@ export class AutomationStore {
     this.sql("DELETE FROM automations WHERE project_id = ? AND id = ?").run(this.projectId, id);
     this.sql("DELETE FROM automation_triggers WHERE project_id = ? AND automation_id = ?").run(this.projectId, id);
     this.sql("DELETE FROM automation_runs WHERE project_id = ? AND automation_id = ? AND status = 'waiting'").run(this.projectId, id);
+    this.forgetRemovedTriggers();
   }
 
   saveTrigger(t: Trigger): void {
@@ -77,6 +78,15 @@ export class AutomationStore {
 
   removeTrigger(id: string): void {
     this.sql("DELETE FROM automation_triggers WHERE project_id = ? AND id = ?").run(this.projectId, id);
+    this.forgetRemovedTriggers();
+  }
+
+  /** A removed event trigger's webhook name, lease and deliveries go with it. */
+  private forgetRemovedTriggers(): void {
+    for (const table of ["webhooks", "trigger_leases", "webhook_deliveries"]) {
+      this.sql(`DELETE FROM ${table} WHERE project_id = ? AND trigger_id NOT IN (SELECT id FROM automation_triggers WHERE project_id = ?)`)
+        .run(this.projectId, this.projectId);
+    }
   }
 
   /** Triggers of automations that may fire (enabled, not done) with an occurrence at or before `until`. */

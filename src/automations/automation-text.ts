@@ -10,15 +10,19 @@ export function firstLine(text: string | undefined, max = 160): string {
 }
 
 /** Why a run happened, in a few words: "interval every 2s, planned 2026-...". */
-export function firedByText(run: Pick<Run, "firedBy" | "plannedAt" | "triggerId">, trigger?: Trigger): string {
+export function firedByText(run: Pick<Run, "firedBy" | "plannedAt" | "triggerId" | "eventSummary">, trigger?: Trigger): string {
   if (run.firedBy === "manual") return "run now (task_run)";
+  if (run.eventSummary !== undefined) return `${run.firedBy}: ${run.eventSummary}`;
   if (run.firedBy === "catch_up") return `catch-up of missed occurrences${trigger ? ` of ${describeTrigger(trigger.spec)}` : ""}`;
   return `${trigger ? describeTrigger(trigger.spec) : `trigger ${run.triggerId}`}, planned ${iso(run.plannedAt)}`;
 }
 
-/** The line put before the prompt of every run. */
+/** The lines put before the prompt of every run: the automation, and the event that fired it. */
 export function runContextLine(a: Automation, run: Run, trigger: Trigger | undefined, note?: string): string {
-  return `[Automation "${a.title}" (${a.id}), run #${run.runNo}, fired by ${firedByText(run, trigger)}${note ? `; ${note}` : ""}]`;
+  const head = `[Automation "${a.title}" (${a.id}), run #${run.runNo}, fired by ${run.eventSummary !== undefined && trigger ? describeTrigger(trigger.spec) : firedByText(run, trigger)}${note ? `; ${note}` : ""}]`;
+  if (run.eventSummary === undefined) return head;
+  const folded = run.eventFolded ? ` (${run.eventFolded} earlier event(s) arrived while a run was going and were folded into this one)` : "";
+  return [head, `[Event: ${run.eventSummary}${folded}]`, ...(run.eventData ? [run.eventData] : [])].join("\n");
 }
 
 export function runNotificationText(a: Automation, run: Run, outcome: RunOutcome, cap: number, extra?: string): string {

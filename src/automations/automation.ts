@@ -80,6 +80,8 @@ export type Trigger = {
   automationId: string;
   spec: TriggerSpec;
   createdAt: number;
+  /** Event triggers: what their source says about itself (e.g. "unauthenticated"), shown in task_read. */
+  note?: string;
   /** The latest occurrence already handled (fired, skipped or recorded as missed). */
   lastPlannedAt?: number;
   /** The next occurrence; undefined when the trigger will not fire again. */
@@ -89,7 +91,7 @@ export type Trigger = {
 export type RunStatus = "waiting" | "starting" | "running" | "completed" | "error" | "cancelled" | "skipped" | "missed";
 export const ACTIVE_RUN: readonly RunStatus[] = ["starting", "running"];
 
-export type FiredBy = "schedule" | "manual" | "catch_up";
+export type FiredBy = "schedule" | "manual" | "catch_up" | EventKind;
 
 /** One line of an automation's history: a run, a skipped firing, or missed occurrences. */
 export type Run = {
@@ -113,6 +115,10 @@ export type Run = {
   summary?: string;
   notified?: boolean;
   notifyNote?: string;
+  /** Runs fired by an event trigger: what happened (one line), its data, and how many later events were folded into it. */
+  eventSummary?: string;
+  eventData?: string;
+  eventFolded?: number;
 };
 
 /**

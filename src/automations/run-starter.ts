@@ -6,7 +6,10 @@ import type { NewRun } from "./automation-store.ts";
 import type { RunRecorder } from "./run-recorder.ts";
 import { runContextLine } from "./automation-text.ts";
 
-export type Firing = { triggerId?: string; firedBy: FiredBy; plannedAt?: number };
+/** What an event trigger's source reported, ready to store: capped and masked. */
+export type FiringEvent = { summary: string; data?: string };
+
+export type Firing = { triggerId?: string; firedBy: FiredBy; plannedAt?: number; event?: FiringEvent };
 
 /**
  * Turns firings into runs: decides (inside a transaction) whether a firing starts, waits or is
@@ -23,8 +26,11 @@ export class RunStarter {
   admit(a: Automation, firing: Firing): Run | undefined {
     const { store, clock } = this.ctx;
     const now = clock.now();
-    const base: NewRun = { automationId: a.id, ...firing, status: "starting", createdAt: now };
-    const busy = this.recorder.reconcile(a.id).length > 0;
+    const { event, ...when } = firing;
+    const base: NewRun = { automationId: a.id, ...when, status: "starting", createdAt: now, eventSummary: event?.summary, eventData: event?.data };
+    const active = this.recorder.reconcile(a.id);
+    const busy = active.length > 0;
+    if (busy && event) return this.foldEvent(a, base, active[0]!);
     if (busy && a.overlap === "skip") return store.insertRun({ ...base, status: "skipped", skipReason: "overlap" });
     if (busy) {
       const older = store.runsWithStatus(a.id, ["waiting"]);
@@ -35,6 +41,27 @@ export class RunStarter {
     const run = store.insertRun({ ...base, runNo: a.runCount + 1, startedAt: now });
     if (run) store.saveAutomation(counted(a, now));
     return run;
+  }
+
+  /**
+   * An event while a run is going: at most one row waits (overlap: queue) or records the skips
+   * (overlap: skip), holding the newest event and how many were folded into it, so a chatty
+   * source never piles up runs or rows.
+   */
+  private foldEvent(a: Automation, base: NewRun, active: Run): Run | undefined {
+    const { store } = this.ctx;
+    const status = a.overlap === "queue" ? "waiting" : "skipped";
+    const latest = store.runs(a.id, 1)[0];
+    const same = latest && latest.status === status && latest.triggerId === base.triggerId && latest.id > active.id;
+    if (!same) {
+      for (const w of status === "waiting" ? store.runsWithStatus(a.id, ["waiting"]) : []) {
+        store.updateRun(w.id, { status: "skipped", skipReason: "overlap", summary: "replaced by a newer event (overlap: queue keeps one)" });
+      }
+      return store.insertRun({ ...base, status, ...(status === "skipped" ? { skipReason: "overlap" } : {}) });
+    }
+    const folded = (latest.eventFolded ?? 0) + 1;
+    store.updateRun(latest.id, { eventSummary: base.eventSummary, eventData: base.eventData, eventFolded: folded, createdAt: base.createdAt });
+    return { ...latest, eventSummary: base.eventSummary, eventData: base.eventData, eventFolded: folded };
   }
 
   /** Starts the automation's waiting run if nothing of it runs any more (one process wins). */

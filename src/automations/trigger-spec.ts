@@ -1,36 +1,78 @@
 import { Cron } from "croner";
 import { isEventSpec, type Trigger, type TriggerSpec } from "./automation.ts";
 import { describeEventTrigger } from "../triggers/describe-event-trigger.ts";
+import { parseEventTrigger } from "../triggers/parse-event-trigger.ts";
 
-/** A trigger object as the model writes it. */
-export type TriggerInput = { every?: string; cron?: string; timezone?: string; at?: string };
+/** A trigger object as the model writes it: one kind key, plus that kind's own fields. */
+export type TriggerInput = {
+  every?: string; cron?: string; timezone?: string; at?: string;
+  watch?: string[]; ignore?: string[]; debounce?: string;
+  command?: string; diff?: "hash" | "full" | "exit_code"; timeout?: string;
+  webhook?: string; secret?: string;
+  github?: string; events?: string[]; ref?: string;
+};
 
 export class TriggerSpecError extends Error {}
 
-const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+/** The shapes, as the model should write them; every refusal of a trigger's kind shows them. */
+export const TRIGGER_SHAPES = [
+  '{"every":"30m"}', '{"cron":"0 9 * * 1-5","timezone":"Europe/Paris"}', '{"at":"2026-11-27T18:00:00+01:00"}',
+  '{"watch":["src/","test/**/*.ts"],"ignore":["**/*.log"],"debounce":"2s"}',
+  '{"command":"docker ps","every":"30s","diff":"hash|full|exit_code","timeout":"20s"}', '{"webhook":"deploy"}',
+  '{"github":"owner/repo" or ".","events":["pr_opened","ci_failed"],"ref":"main","every":"60s"}',
+].join(" | ");
 
-/** "90s", "30m", "2h", "1d", "1h30m" to ms; at least 1 s. */
-export function parseEvery(text: string): number {
-  const parts = [...text.trim().matchAll(/(\d+(?:\.\d+)?)\s*([smhd])/g)];
+/** Each kind's key and the other keys it takes; `every` is a kind only without command or github. */
+const KIND_FIELDS: Record<string, readonly (keyof TriggerInput)[]> = {
+  cron: ["timezone"], at: [], watch: ["ignore", "debounce"], command: ["every", "diff", "timeout"],
+  webhook: ["secret"], github: ["events", "ref", "every"], every: [],
+};
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** "90s", "30m", "2h", "1d", "1h30m" (and "500ms" where `minMs` allows) to ms. */
+export function parseDuration(text: string, name: string, minMs = 1000, maxMs = 365 * 86_400_000): number {
+  const parts = [...String(text).trim().matchAll(/(\d+(?:\.\d+)?)\s*(ms|[smhd])/g)];
   const rebuilt = parts.map((p) => p[0]).join("").replace(/\s/g, "");
-  if (parts.length === 0 || rebuilt !== text.replace(/\s/g, "")) {
-    throw new TriggerSpecError(`"every": "${text}" is not a duration; write e.g. "90s", "30m", "2h" or "1d".`);
+  if (parts.length === 0 || rebuilt !== String(text).replace(/\s/g, "")) {
+    throw new TriggerSpecError(`"${name}": "${text}" is not a duration; write e.g. "90s", "30m", "2h" or "1d".`);
   }
-  const ms = parts.reduce((sum, p) => sum + Number(p[1]) * UNITS[p[2]!]!, 0);
-  if (ms < 1000) throw new TriggerSpecError(`"every": "${text}" is shorter than the minimum of 1s.`);
-  return Math.round(ms);
+  const ms = Math.round(parts.reduce((sum, p) => sum + Number(p[1]) * UNITS[p[2]!]!, 0));
+  if (ms < minMs) throw new TriggerSpecError(`"${name}": "${text}" is shorter than the minimum of ${minMs < 1000 ? `${minMs}ms` : `${minMs / 1000}s`}.`);
+  if (ms > maxMs) throw new TriggerSpecError(`"${name}": "${text}" is longer than the maximum of ${maxMs / 1000}s.`);
+  return ms;
+}
+
+/** An interval: at least 1 s. */
+export function parseEvery(text: string): number {
+  return parseDuration(text, "every");
 }
 
 /** Checks one trigger object and returns its stored form; the error says how to fix it. */
 export function parseTrigger(input: TriggerInput, now: number, defaultZone = localZone()): TriggerSpec {
-  const kinds = (["every", "cron", "at"] as const).filter((k) => input[k] !== undefined);
-  if (kinds.length !== 1) {
-    throw new TriggerSpecError(`A trigger has exactly one of "every" (interval, e.g. "30m"), "cron" (e.g. "0 9 * * 1-5") or "at" (an ISO time); got ${kinds.length === 0 ? "none" : kinds.join(" and ")}.`);
+  const kind = kindOf(input);
+  const allowed = new Set<string>([kind, ...KIND_FIELDS[kind]!]);
+  const stray = Object.keys(input).filter((k) => input[k as keyof TriggerInput] !== undefined && !allowed.has(k));
+  if (stray.length > 0) throw new TriggerSpecError(`"${stray[0]}" does not go with "${kind}"${ownerText(stray[0]!)}. Shapes: ${TRIGGER_SHAPES}`);
+  switch (kind) {
+    case "every": return { kind: "interval", every: input.every!, everyMs: parseEvery(input.every!) };
+    case "at": return parseOnce(input.at!, now);
+    case "cron": return parseCron(input.cron!, input.timezone ?? defaultZone);
+    default: return parseEventTrigger(kind, input);
   }
-  if (input.timezone !== undefined && input.cron === undefined) throw new TriggerSpecError(`"timezone" goes with "cron" only.`);
-  if (input.every !== undefined) return { kind: "interval", every: input.every, everyMs: parseEvery(input.every) };
-  if (input.at !== undefined) return parseOnce(input.at, now);
-  return parseCron(input.cron!, input.timezone ?? defaultZone);
+}
+
+function kindOf(input: TriggerInput): string {
+  const keys: string[] = (["cron", "at", "watch", "command", "webhook", "github"] as const).filter((k) => input[k] !== undefined);
+  if (keys.length === 0 && input.every !== undefined) return "every";
+  if (keys.length === 1 && (input.every === undefined || KIND_FIELDS[keys[0]!]!.includes("every"))) return keys[0]!;
+  if (input.every !== undefined) keys.unshift("every");
+  throw new TriggerSpecError(`A trigger has exactly one kind; got ${keys.length === 0 ? "none" : keys.join(" and ")}. Shapes: ${TRIGGER_SHAPES}`);
+}
+
+function ownerText(key: string): string {
+  const owners = Object.entries(KIND_FIELDS).filter(([, fields]) => fields.includes(key as keyof TriggerInput)).map(([k]) => `"${k}"`);
+  return owners.length > 0 ? ` (it goes with ${owners.join(" or ")})` : "";
 }
 
 function parseOnce(at: string, now: number): TriggerSpec {

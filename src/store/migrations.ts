@@ -249,6 +249,53 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 10,
+    name: "event triggers: source state, leases (one process runs each source), webhooks and their deliveries, the event of a run",
+    sql: `
+      ALTER TABLE automation_triggers ADD COLUMN state TEXT; -- JSON, the source's own (baseline, ETags, seen ids)
+      ALTER TABLE automation_triggers ADD COLUMN note TEXT;  -- shown in task_read, e.g. "unauthenticated"
+
+      ALTER TABLE automation_runs ADD COLUMN event_summary TEXT;
+      ALTER TABLE automation_runs ADD COLUMN event_data TEXT;    -- capped, secrets masked
+      ALTER TABLE automation_runs ADD COLUMN event_folded INTEGER; -- events folded into this one while a run ran
+
+      -- The process that runs a trigger's source (watcher, poller) holds its lease until expires_at.
+      CREATE TABLE trigger_leases (
+        project_id TEXT    NOT NULL,
+        trigger_id TEXT    NOT NULL,
+        holder     TEXT    NOT NULL,
+        expires_at INTEGER NOT NULL,
+        PRIMARY KEY (project_id, trigger_id)
+      );
+
+      -- Names are unique in the database: one listener on the machine serves every project.
+      CREATE TABLE webhooks (
+        name       TEXT    PRIMARY KEY,
+        project_id TEXT    NOT NULL,
+        trigger_id TEXT    NOT NULL,
+        secret     TEXT    NOT NULL,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX webhooks_by_trigger ON webhooks (project_id, trigger_id);
+
+      -- Stored before the delivery is answered; fired by a process of the project.
+      CREATE TABLE webhook_deliveries (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        project_id  TEXT    NOT NULL,
+        trigger_id  TEXT    NOT NULL,
+        delivery_id TEXT    NOT NULL,
+        received_at INTEGER NOT NULL,
+        status      TEXT    NOT NULL, -- pending | claimed (firing: its run launches) | fired | expired
+        claimed_by  TEXT,
+        summary     TEXT    NOT NULL,
+        data        TEXT,             -- capped, secrets masked
+        run_id      INTEGER
+      );
+      CREATE UNIQUE INDEX webhook_deliveries_once ON webhook_deliveries (trigger_id, delivery_id);
+      CREATE INDEX webhook_deliveries_unfired ON webhook_deliveries (project_id, id) WHERE status IN ('pending', 'claimed');
+    `,
+  },
 ];
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (

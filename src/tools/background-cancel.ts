@@ -8,8 +8,8 @@ type Deps = { manager: TaskManager; onCrash: (message: string, error: unknown) =
 export function backgroundCancelTool({ manager, onCrash }: Deps) {
   return defineTool({
     name: "background_cancel",
-    description: "Stop a running background task (or every running task of a batch): its child session is aborted and the task is marked cancelled.",
-    args: (s) => ({ task_id: s.string().min(1).describe("A task id or batch id, or any unique prefix of one") }),
+    description: "Cancel a running background task, or every running task of a batch.",
+    args: (s) => ({ task_id: s.string().min(1).describe("task or batch id, or a unique prefix") }),
     onCrash,
     async run(args) {
       const found = manager.lookup(args.task_id);

@@ -6,7 +6,7 @@ type Deps = { manager: TaskManager; onCrash: (message: string, error: unknown) =
 export function backgroundClearTool({ manager, onCrash }: Deps) {
   return defineTool({
     name: "background_clear",
-    description: "Remove this session's finished (completed, error, cancelled) background tasks from its list. Running tasks are never touched.",
+    description: "Hide this session's finished background tasks from its list (running ones stay).",
     args: () => ({}),
     onCrash,
     async run(_args, call) {

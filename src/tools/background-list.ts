@@ -8,9 +8,9 @@ type Deps = { manager: TaskManager; clock: Clock; onCrash: (message: string, err
 export function backgroundListTool({ manager, clock, onCrash }: Deps) {
   return defineTool({
     name: "background_list",
-    description: "List this session's background tasks: id, status, description, elapsed time and progress. (forked)/(resumed) follow the id when they apply.",
+    description: "This session's background tasks: id, status, elapsed time, progress.",
     args: (s) => ({
-      status: s.enum(["queued", "running", "completed", "error", "cancelled", "resumed"]).optional().describe("Only tasks with this status"),
+      status: s.enum(["queued", "running", "completed", "error", "cancelled", "resumed"]).optional(),
     }),
     onCrash,
     async run(args, call) {

@@ -18,12 +18,12 @@ type Deps = {
 export function backgroundOutputTool({ manager, clock, defaultTimeoutSeconds, maxTimeoutSeconds, onCrash, evidence }: Deps) {
   return defineTool({
     name: "background_output",
-    description: `Status, progress and (when finished) the result of a background task or of a whole batch. Non-blocking by default; block: true waits until it settles or timeout seconds pass (default ${defaultTimeoutSeconds}, max ${maxTimeoutSeconds}).`,
+    description: `Status, progress and result of a background task or batch. block: true waits until it settles or timeout seconds pass (default ${defaultTimeoutSeconds}, max ${maxTimeoutSeconds}).`,
     args: (s) => ({
-      task_id: s.string().min(1).describe("A task id or batch id, or any unique prefix of one"),
-      block: s.boolean().optional().describe("Wait until the task settles"),
-      timeout: s.number().positive().max(maxTimeoutSeconds).optional().describe(`Seconds to wait with block (default ${defaultTimeoutSeconds}, max ${maxTimeoutSeconds})`),
-      evidence: s.boolean().optional().describe("List every file, command and failed tool call of each run, not just the short evidence block"),
+      task_id: s.string().min(1).describe("task or batch id, or a unique prefix"),
+      block: s.boolean().optional(),
+      timeout: s.number().positive().max(maxTimeoutSeconds).optional().describe("seconds"),
+      evidence: s.boolean().optional().describe("every file, command and failed tool call, not just the summary"),
     }),
     onCrash,
     async run(args, call) {

@@ -3,14 +3,9 @@ import { TaskError } from "../core/errors.ts";
 import { defineTool } from "./tool-kit.ts";
 import { allowExpectCommand, checkExpect, expectArg } from "./expect-arg.ts";
 
-const DESCRIPTION = `Run work in a background child agent session while this conversation goes on. Returns at once with a task id; you are notified in this session when it finishes (or read it with background_output).
-- Fresh: give description, prompt and agent.
-- fork: true — the child starts with this conversation's context (long tool outputs truncated, capped in tokens), so you need not re-explain.
-- resume: "<task id>" with a prompt — continue a completed task's session with a follow-up, keeping its full history.
-fork and resume cannot be combined. Several calls in one message form a batch (one shared batch id).
-- expect: { files: ["report.md"], command: "npm test" } — evidence required before the task counts as done: the files must exist and be non-empty, the command must exit 0 in the project. If not, the child is sent back to work (up to maxContinuations times), then the task fails with evidence_missing.
-- milestones: true — short notices (started, expectation met, outcome) that never start a turn here.
-Every result comes with evidence taken from the child's own tool calls (files written, commands run, failed tools).`;
+const DESCRIPTION = `Run work in a background child agent session while this conversation goes on. Returns a task id at once; this session is told the result when it ends (or use background_output). Calls in one message form a batch.
+fork: true gives the child this conversation's context; resume: "<task id>" continues a completed task's session. Not both.
+expect: files that must exist and a command that must exit 0 before it counts as done; otherwise the child is sent back to work.`;
 
 type Deps = { manager: TaskManager; onCrash: (message: string, error: unknown) => void };
 
@@ -19,13 +14,13 @@ export function backgroundTaskTool({ manager, onCrash }: Deps) {
     name: "background_task",
     description: DESCRIPTION,
     args: (s) => ({
-      description: s.string().min(1).max(200).describe("A short (3-8 word) label for the task"),
-      prompt: s.string().min(1).describe("The full instructions for the child agent"),
-      agent: s.string().min(1).describe("The agent that does the work, e.g. general or explore"),
-      fork: s.boolean().optional().describe("Start the child with this conversation's context"),
-      resume: s.string().min(1).optional().describe("A completed task's id to continue with this prompt"),
+      description: s.string().min(1).max(200).describe("3-8 word label"),
+      prompt: s.string().min(1),
+      agent: s.string().min(1).describe("e.g. general, explore"),
+      fork: s.boolean().optional(),
+      resume: s.string().min(1).optional(),
       expect: expectArg(s),
-      milestones: s.boolean().optional().describe("Send short notices (started, expectation met, outcome) that never start a turn"),
+      milestones: s.boolean().optional().describe("short notices (started, expectation met) that never start a turn"),
     }),
     onCrash,
     async run(args, call) {

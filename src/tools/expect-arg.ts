@@ -8,9 +8,9 @@ type S = typeof tool.schema;
 /** The `expect` argument of background_task. */
 export const expectArg = (s: S) =>
   s.object({
-    files: s.array(s.string().min(1)).min(1).optional().describe("Paths (relative to the project) that must exist and be non-empty when the child stops"),
-    command: s.string().min(1).optional().describe("A shell command run in the project after the child stops; it must exit 0, e.g. npm test"),
-  }).strict().optional().describe("Evidence required before the task counts as done");
+    files: s.array(s.string().min(1)).min(1).optional().describe("e.g. [\"report.md\"]"),
+    command: s.string().min(1).optional().describe("e.g. npm test"),
+  }).strict().optional();
 
 /** The same for task_create and task_update, kept small (their eight definitions share a token budget); checkExpect does the rest. */
 export const briefExpectArg = (s: S, description?: string) => {

@@ -2,6 +2,7 @@ import type { tool } from "@opencode-ai/plugin";
 import { TaskError } from "../core/errors.ts";
 import type { ModelRef } from "../core/task.ts";
 import type { AutomationFields } from "../automations/automation-service.ts";
+import { GITHUB_EVENTS } from "../automations/automation.ts";
 import type { AutomationService } from "../automations/automation-service.ts";
 import type { Expectation } from "../evidence/expectation-check.ts";
 import { allowExpectCommand, briefExpectArg, checkExpect } from "./expect-arg.ts";
@@ -15,11 +16,22 @@ const SESSION = ["fresh", "continue"] as const;
 /** Deps of every task_* tool. */
 export type AutomationToolDeps = { automations: AutomationService; onCrash: (message: string, error: unknown) => void };
 
-/** A trigger; its fields are explained in task_create only (task_trigger_add points there: a shared token budget). */
-export const triggerArg = (s: S, described = true) => {
-  const field = (text: string) => (described ? s.string().optional().describe(text) : s.string().optional());
-  return s.object({ every: field('e.g. "30m"'), cron: field("5 or 6 fields"), timezone: field("IANA, for cron"), at: field("ISO time, once") }).strict();
+/**
+ * A trigger: one kind key plus that kind's fields. The shapes are shown once, in task_create's
+ * `triggers` description; a wrong combination is refused with them (a shared character budget).
+ */
+export const triggerArg = (s: S) => {
+  const text = s.string().optional();
+  const list = s.array(s.string()).optional();
+  return s.object({
+    every: text, cron: text, timezone: text, at: text, watch: list, ignore: list, debounce: text, command: text,
+    diff: s.enum(["hash", "full", "exit_code"]).optional(), timeout: text, webhook: text, secret: text, github: text,
+    events: s.array(s.enum(GITHUB_EVENTS)).optional(), ref: text,
+  }).strict();
 };
+
+/** What task_create says about its triggers: each kind's shape, once. */
+export const TRIGGERS_DESCRIPTION = `One kind key each: every (interval, "30m"), cron (+timezone), at (ISO time), watch (paths/globs; ignore, debounce), command (checked every 30s, fires when its output changes; diff, timeout), webhook (a name: POST /hooks/<name>), github ("owner/repo" or "."; events, ref, every)`;
 
 /**
  * The definition fields task_create and task_update share (all optional here). Defaults and what
@@ -35,7 +47,7 @@ export const fieldArgs = (s: S, forCreate: boolean) => ({
   overlap: s.enum(["skip", "queue"]).optional(),
   catch_up: s.enum(["skip", "once"]).optional(),
   enabled: s.boolean().optional(),
-  expect: briefExpectArg(s, forCreate ? "after each run: files must exist, non-empty; command must exit 0" : undefined),
+  expect: briefExpectArg(s, forCreate ? "as in background_task, after each run" : undefined),
 });
 
 type FieldInput = {

@@ -1,10 +1,10 @@
 import { TaskError, errorMessage } from "../core/errors.ts";
 import { defineTool } from "./tool-kit.ts";
-import { allowRunCommand, fieldArgs, toFields, triggerArg, type AutomationToolDeps } from "./task-args.ts";
+import { allowRunCommand, fieldArgs, toFields, triggerArg, TRIGGERS_DESCRIPTION, type AutomationToolDeps } from "./task-args.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
 import { isoTime } from "../automations/automation-text.ts";
 
-const DESCRIPTION = `Create an automation: a prompt run as a background agent task on a schedule or by task_run, reporting results to this session. Not a to-do list. The user approves it.`;
+const DESCRIPTION = `Create an automation: a prompt run as a background agent task on a schedule or event (its triggers) or by task_run, reporting to this session. Not a to-do list. The user approves it.`;
 
 export const APPROVAL_PERMISSION = "background_automation";
 
@@ -12,7 +12,7 @@ export function taskCreateTool({ automations, onCrash }: AutomationToolDeps) {
   return defineTool({
     name: "task_create",
     description: DESCRIPTION,
-    args: (s) => ({ title: s.string(), ...fieldArgs(s, true), prompt: s.string(), triggers: s.array(triggerArg(s)).optional() }),
+    args: (s) => ({ title: s.string(), ...fieldArgs(s, true), prompt: s.string(), triggers: s.array(triggerArg(s)).optional().describe(TRIGGERS_DESCRIPTION) }),
     onCrash,
     async run(args, call) {
       const id = automations.newAutomationId();

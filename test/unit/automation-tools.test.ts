@@ -1,9 +1,7 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { tool } from "@opencode-ai/plugin";
-import { encode } from "gpt-tokenizer";
 import { automationFixture, tempDb, PARENT, MODEL } from "../helpers/automation-fixture.ts";
-import { automationTools, AUTOMATION_TOOL_NAMES, buildTools } from "../../src/tools/build-tools.ts";
+import { automationTools, buildTools } from "../../src/tools/build-tools.ts";
 import { DEFAULT_OPTIONS } from "../../src/options.ts";
 import { askForAutomationsByDefault } from "../../src/automations/create-automations.ts";
 
@@ -27,20 +25,6 @@ function setup() {
 }
 
 describe("task_* tools", () => {
-  it("the eight definitions together cost under 1,000 tokens as the model sees them", () => {
-    const db = tempDb();
-    const f = automationFixture(db.path);
-    after(() => { f.close(); db.cleanup(); });
-    const tools = automationTools(f.service, () => {});
-    assert.deepEqual(Object.keys(tools).sort(), [...AUTOMATION_TOOL_NAMES].sort());
-    const text = Object.entries(tools).map(([name, t]) =>
-      JSON.stringify({ name, description: t.description, parameters: tool.schema.toJSONSchema(tool.schema.object(t.args)) }));
-    const tokens = encode(text.join("\n")).length;
-    console.log(`automation tool definitions: ${tokens} tokens`);
-    assert.ok(tokens < 1000, `${tokens} tokens`);
-    assert.ok(tokens > 300, "the measure counts the schemas too");
-  });
-
   it("automations: false registers none of them", () => {
     const f = automationFixture(tempDb().path);
     const withOut = buildTools({ manager: f.manager, clock: f.clock, options: { ...DEFAULT_OPTIONS, automations: false }, onCrash: () => {} });
@@ -94,7 +78,7 @@ describe("task_* tools", () => {
     assert.match(await call("task_create", { title: "t", prompt: "p", triggers: [{ cron: "* * *" }] }), /has 3 fields; use 5 .* or 6/);
     assert.match(await call("task_create", { title: "t", prompt: "p", triggers: [{ cron: "0 9 * * *", timezone: "Mars/Base" }] }), /not an IANA time zone/);
     assert.match(await call("task_create", { title: "t", prompt: "p", triggers: [{ at: "2001-01-01T00:00:00Z" }] }), /is in the past/);
-    assert.match(await call("task_create", { title: "t", prompt: "p", triggers: [{ every: "1s", at: "2030-01-01T00:00:00Z" }] }), /exactly one of/);
+    assert.match(await call("task_create", { title: "t", prompt: "p", triggers: [{ every: "1s", at: "2030-01-01T00:00:00Z" }] }), /exactly one kind; got every and at\. Shapes: .*"webhook"/);
     assert.match(await call("task_create", { title: "t", prompt: "p", agent: "nobody" }), /Unknown agent "nobody"\. Available agents: general/);
     assert.match(await call("task_create", { title: "t", prompt: "p", notify: "sometimes" }), /invalid arguments.*"notify"/);
     assert.match(await call("task_read", { id: "au_nope" }), /No automation "au_nope"/);

@@ -10,7 +10,8 @@ describe("trigger times", () => {
   it("parses durations, refusing nonsense and anything under 1s", () => {
     assert.equal(parseEvery("90s"), 90_000);
     assert.equal(parseEvery("1h30m"), 5_400_000);
-    assert.throws(() => parseEvery("500ms"), /not a duration/);
+    assert.throws(() => parseEvery("500ms"), /shorter than the minimum of 1s/);
+    assert.throws(() => parseEvery("5 minutes"), /not a duration/);
     assert.throws(() => parseEvery("0.5s"), /shorter than the minimum of 1s/);
   });
 

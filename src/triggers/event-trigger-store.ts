@@ -1,0 +1,142 @@
+import type { SqliteDatabase, SqliteStatement } from "../store/sqlite-driver.ts";
+import { StatementCache } from "../store/statement-cache.ts";
+import { rowToTrigger } from "../automations/automation-rows.ts";
+import { EVENT_KINDS, type Trigger } from "../automations/automation.ts";
+
+export type WebhookRow = { name: string; projectId: string; triggerId: string; secret: string; createdAt: number };
+export type Delivery = {
+  id: number; projectId: string; triggerId: string; deliveryId: string; receivedAt: number; summary: string; data?: string;
+  /** Claimed by a process that fires it; set until its run has launched. */
+  claimedBy?: string;
+  runId?: number;
+};
+
+const KINDS = JSON.stringify(EVENT_KINDS);
+
+/**
+ * What event triggers keep beside the automation tables (migration 10): each source's state and
+ * note, the leases that let one process run a source, webhooks (names unique in the database,
+ * across projects) and their stored deliveries. Shares the task store's connection.
+ */
+export class EventTriggerStore {
+  private statements = new StatementCache();
+
+  constructor(private db: SqliteDatabase, readonly projectId: string) {}
+
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn);
+  }
+
+  /** Event triggers of this project's automations that may fire (enabled, not done). */
+  activeEventTriggers(): Trigger[] {
+    return this.sql(`SELECT t.* FROM automation_triggers t JOIN automations a ON a.project_id = t.project_id AND a.id = t.automation_id
+      WHERE t.project_id = ? AND a.enabled = 1 AND a.done_at IS NULL AND t.kind IN (SELECT value FROM json_each(?))
+      ORDER BY t.created_at, t.rowid`).all(this.projectId, KINDS).map(rowToTrigger);
+  }
+
+  state(triggerId: string): unknown {
+    const row = this.sql("SELECT state FROM automation_triggers WHERE project_id = ? AND id = ?").get(this.projectId, triggerId);
+    return row?.state == null ? undefined : JSON.parse(String(row.state));
+  }
+
+  saveState(triggerId: string, state: unknown): void {
+    this.sql("UPDATE automation_triggers SET state = ? WHERE project_id = ? AND id = ?").run(JSON.stringify(state ?? null), this.projectId, triggerId);
+  }
+
+  setNote(triggerId: string, note: string | undefined): void {
+    this.sql("UPDATE automation_triggers SET note = ? WHERE project_id = ? AND id = ?").run(note ?? null, this.projectId, triggerId);
+  }
+
+  /**
+   * Takes the trigger's lease for `holder` when it is free, expired, already ours, or held by a
+   * holder that `isDead` says is gone. True when `holder` holds it now.
+   */
+  acquireLease(triggerId: string, holder: string, now: number, ttlMs: number, isDead: (holder: string) => boolean): boolean {
+    return this.transaction(() => {
+      const row = this.sql("SELECT holder, expires_at FROM trigger_leases WHERE project_id = ? AND trigger_id = ?").get(this.projectId, triggerId);
+      const free = !row || row.holder === holder || Number(row.expires_at) <= now || isDead(String(row.holder));
+      if (!free) return false;
+      this.sql(`INSERT INTO trigger_leases (project_id, trigger_id, holder, expires_at) VALUES (?, ?, ?, ?)
+        ON CONFLICT (project_id, trigger_id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at`)
+        .run(this.projectId, triggerId, holder, now + ttlMs);
+      return true;
+    });
+  }
+
+  /** Extends every lease `holder` has in this project; returns the triggers it still holds. */
+  renewLeases(holder: string, now: number, ttlMs: number): Set<string> {
+    this.sql("UPDATE trigger_leases SET expires_at = ? WHERE project_id = ? AND holder = ?").run(now + ttlMs, this.projectId, holder);
+    return new Set(this.sql("SELECT trigger_id FROM trigger_leases WHERE project_id = ? AND holder = ?").all(this.projectId, holder).map((r) => String(r.trigger_id)));
+  }
+
+  releaseLease(triggerId: string, holder: string): void {
+    this.sql("DELETE FROM trigger_leases WHERE project_id = ? AND trigger_id = ? AND holder = ?").run(this.projectId, triggerId, holder);
+  }
+
+  addWebhook(hook: Omit<WebhookRow, "projectId">): void {
+    this.sql("INSERT INTO webhooks (name, project_id, trigger_id, secret, created_at) VALUES (?, ?, ?, ?, ?)")
+      .run(hook.name, this.projectId, hook.triggerId, hook.secret, hook.createdAt);
+  }
+
+  /** Any project's webhook of that name (one listener serves all), with whether its automation may fire now. */
+  webhook(name: string): (WebhookRow & { active: boolean }) | undefined {
+    const row = this.sql(`SELECT w.*, (a.enabled = 1 AND a.done_at IS NULL) AS active FROM webhooks w
+      JOIN automation_triggers t ON t.project_id = w.project_id AND t.id = w.trigger_id
+      JOIN automations a ON a.project_id = t.project_id AND a.id = t.automation_id WHERE w.name = ?`).get(name);
+    if (!row) return undefined;
+    return { name: String(row.name), projectId: String(row.project_id), triggerId: String(row.trigger_id), secret: String(row.secret), createdAt: Number(row.created_at), active: row.active === 1 };
+  }
+
+  webhookOfTrigger(triggerId: string): WebhookRow | undefined {
+    const row = this.sql("SELECT * FROM webhooks WHERE project_id = ? AND trigger_id = ?").get(this.projectId, triggerId);
+    return row ? { name: String(row.name), projectId: String(row.project_id), triggerId, secret: String(row.secret), createdAt: Number(row.created_at) } : undefined;
+  }
+
+  /** Stores a delivery for `hook`'s project; undefined when that delivery id was stored already (a replay). */
+  insertDelivery(hook: Pick<WebhookRow, "projectId" | "triggerId">, d: { deliveryId: string; receivedAt: number; summary: string; data?: string }): number | undefined {
+    const result = this.sql(`INSERT INTO webhook_deliveries (project_id, trigger_id, delivery_id, received_at, status, summary, data)
+      VALUES (?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT DO NOTHING`).run(hook.projectId, hook.triggerId, d.deliveryId, d.receivedAt, d.summary, d.data ?? null);
+    if (result.changes === 0) return undefined;
+    return Number(this.sql("SELECT last_insert_rowid() AS id").get()!.id);
+  }
+
+  /** This project's deliveries not yet fired: pending, or claimed by a process that has since died. */
+  unfiredDeliveries(limit = 50): Delivery[] {
+    return this.sql("SELECT * FROM webhook_deliveries WHERE project_id = ? AND status IN ('pending', 'claimed') ORDER BY id LIMIT ?").all(this.projectId, limit).map((r) => ({
+      id: Number(r.id), projectId: String(r.project_id), triggerId: String(r.trigger_id), deliveryId: String(r.delivery_id),
+      receivedAt: Number(r.received_at), summary: String(r.summary), ...(r.data != null ? { data: String(r.data) } : {}),
+      ...(r.claimed_by != null ? { claimedBy: String(r.claimed_by) } : {}), ...(r.run_id != null ? { runId: Number(r.run_id) } : {}),
+    }));
+  }
+
+  waitingDeliveries(triggerId: string): number {
+    return Number(this.sql("SELECT count(*) AS n FROM webhook_deliveries WHERE project_id = ? AND trigger_id = ? AND status IN ('pending', 'claimed')").get(this.projectId, triggerId)!.n);
+  }
+
+  /** Claims an unfired delivery for `holder` (inside a transaction): false when another live process has it. */
+  claimDelivery(d: Delivery, holder: string, isDead: (holder: string) => boolean): boolean {
+    const row = this.sql("SELECT status, claimed_by FROM webhook_deliveries WHERE id = ?").get(d.id);
+    if (!row || (row.status !== "pending" && row.status !== "claimed")) return false;
+    if (row.status === "claimed" && row.claimed_by !== holder && !isDead(String(row.claimed_by))) return false;
+    this.sql("UPDATE webhook_deliveries SET status = 'claimed', claimed_by = ? WHERE id = ?").run(holder, d.id);
+    return true;
+  }
+
+  setDeliveryRun(id: number, runId: number | undefined): void {
+    this.sql("UPDATE webhook_deliveries SET run_id = ? WHERE id = ?").run(runId ?? null, id);
+  }
+
+  /** claimed -> fired once its run launched (or did not need to); pending|claimed -> expired. */
+  endDelivery(id: number, status: "fired" | "expired"): void {
+    this.sql("UPDATE webhook_deliveries SET status = ? WHERE id = ? AND status IN ('pending', 'claimed')").run(status, id);
+  }
+
+  /** Delivery ids are remembered this long (replays inside it answer 200 and run nothing). */
+  purgeDeliveries(before: number): void {
+    this.sql("DELETE FROM webhook_deliveries WHERE project_id = ? AND received_at < ? AND status != 'pending'").run(this.projectId, before);
+  }
+
+  private sql(text: string): SqliteStatement {
+    return this.statements.prepare(this.db, text);
+  }
+}

@@ -1,0 +1,28 @@
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { tool } from "@opencode-ai/plugin";
+import { automationFixture, tempDb } from "../helpers/automation-fixture.ts";
+import { buildTools, TOOL_NAMES, AUTOMATION_TOOL_NAMES } from "../../src/tools/build-tools.ts";
+import { DEFAULT_OPTIONS } from "../../src/options.ts";
+
+/** Every model request carries every tool definition: the plugin's share has a budget. */
+export const TOOL_DEFINITIONS_BUDGET_CHARS = 8000;
+
+describe("tool definitions as the model receives them", () => {
+  it(`all of the plugin's tools together stay within ${TOOL_DEFINITIONS_BUDGET_CHARS} characters`, () => {
+    const db = tempDb();
+    const f = automationFixture(db.path);
+    after(() => { f.close(); db.cleanup(); });
+    const tools = buildTools({ manager: f.manager, clock: f.clock, options: DEFAULT_OPTIONS, onCrash: () => {}, automations: f.service });
+    assert.deepEqual(Object.keys(tools).sort(), [...TOOL_NAMES, ...AUTOMATION_TOOL_NAMES].sort());
+    // What OpenCode sends per tool: its name, description and the JSON schema of its arguments.
+    const sizes = Object.entries(tools).map(([name, t]) => {
+      const parameters = tool.schema.toJSONSchema(tool.schema.object(t.args));
+      return [name, JSON.stringify({ name, description: t.description, parameters }).length] as const;
+    });
+    const total = sizes.reduce((sum, [, n]) => sum + n, 0);
+    console.log(`tool definitions: ${total} characters (${sizes.map(([n, c]) => `${n} ${c}`).join(", ")})`);
+    assert.ok(total <= TOOL_DEFINITIONS_BUDGET_CHARS, `${total} characters > ${TOOL_DEFINITIONS_BUDGET_CHARS}`);
+    assert.ok(total > 3000, "the measure counts schemas and descriptions");
+  });
+});
