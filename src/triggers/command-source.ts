@@ -136,7 +136,7 @@ function compare(spec: CommandSpec, before: CommandState, now: CommandState, res
   }
   const diff = unifiedDiff(before.output ?? "", now.output ?? "");
   const counts = diff.text ? ` (${plural(diff.added, "line")} added, ${diff.removed} removed)` : " (only its final newline)";
-  return { summary: `\`${clip(spec.command)}\` output changed${counts}`, data: headOf(diff.text, DATA_CAP_CHARS) };
+  return { summary: `\`${clip(spec.command)}\` output changed${counts}`, data: diff.text ? headOf(diff.text, DATA_CAP_CHARS) : undefined };
 }
 
 function outcomeEvent(spec: CommandSpec, from: string, to: string, result: ShellResult): TriggerEvent {
