@@ -49,7 +49,7 @@ function open(dir: string, name: string) {
   const store = SqliteTaskStore.open({ path: join(dir, `${name}.db`), projectId: "bench" });
   const host = instantHost();
   const manager = new TaskManager(host, store, systemClock, DEFAULT_OPTIONS);
-  const automations = createAutomations({ store, manager, host, clock: systemClock }, DEFAULT_OPTIONS);
+  const automations = createAutomations({ store, manager, host, clock: systemClock, directory: dir }, DEFAULT_OPTIONS);
   return { store, manager, automations };
 }
 

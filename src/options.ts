@@ -46,6 +46,12 @@ export type Options = {
   automationFailurePause: number;
   /** Serve the dashboard from inside OpenCode on this 127.0.0.1 port; 0 = off (use the CLI's `dashboard`). Default 0, range 0-65535. */
   dashboardPort: number;
+  /** The one webhook listener of the machine (for every project): http://<webhookHost>:<webhookPort>/hooks/<name>. Default 4097. */
+  webhookPort: number;
+  /** Where the webhook listener listens. Default "127.0.0.1"; "0.0.0.0" to take deliveries from other machines. */
+  webhookHost: string;
+  /** The GitHub REST API that github triggers poll (GitHub Enterprise: https://HOST/api/v3). Default "https://api.github.com". */
+  githubApiUrl: string;
 };
 
 type NumberKey = { [K in keyof Options]: Options[K] extends number ? K : never }[keyof Options];
@@ -69,12 +75,15 @@ const NUMBER_RULES: Record<NumberKey, NumberRule> = {
   stalledLoopLimit: { default: 5, min: 2, max: 100, unit: "calls or answers" },
   automationFailurePause: { default: 2, min: 1, max: 100, unit: "runs" },
   dashboardPort: { default: 0, min: 0, max: 65_535, unit: "port (0 = off)" },
+  webhookPort: { default: 4097, min: 1, max: 65_535, unit: "port" },
 };
 
 export const DEFAULT_OPTIONS: Options = {
   ...(Object.fromEntries(Object.entries(NUMBER_RULES).map(([k, r]) => [k, r.default])) as Pick<Options, NumberKey>),
   idleEvents: true,
   dbPath: "",
+  webhookHost: "127.0.0.1",
+  githubApiUrl: "https://api.github.com",
   onInterrupted: "resume",
   cancelChildrenOnParentAbort: false,
   milestones: false,
@@ -112,6 +121,14 @@ export function parseOptions(raw: unknown): Options {
   if (input.dbPath !== undefined) {
     if (typeof input.dbPath === "string") options.dbPath = input.dbPath;
     else problems.push(`"dbPath" must be a file path (a string), got ${JSON.stringify(input.dbPath)}`);
+  }
+  if (input.webhookHost !== undefined) {
+    if (typeof input.webhookHost === "string" && input.webhookHost.trim() !== "") options.webhookHost = input.webhookHost.trim();
+    else problems.push(`"webhookHost" must be a host to listen on, e.g. "127.0.0.1" or "0.0.0.0", got ${JSON.stringify(input.webhookHost)}`);
+  }
+  if (input.githubApiUrl !== undefined) {
+    if (typeof input.githubApiUrl === "string" && /^https?:\/\/[^\s]+$/.test(input.githubApiUrl)) options.githubApiUrl = input.githubApiUrl.replace(/\/+$/, "");
+    else problems.push(`"githubApiUrl" must be an http(s) URL, e.g. "https://github.example.com/api/v3", got ${JSON.stringify(input.githubApiUrl)}`);
   }
   if (options.defaultBlockTimeoutSeconds > options.maxBlockTimeoutSeconds) {
     problems.push(`"defaultBlockTimeoutSeconds" (${options.defaultBlockTimeoutSeconds}) must not exceed "maxBlockTimeoutSeconds" (${options.maxBlockTimeoutSeconds})`);

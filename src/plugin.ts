@@ -61,7 +61,9 @@ function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
   }
   const forkTransform = new ForkContextTransform(forkLimits(options));
   manager.onSettle((task) => forkTransform.forget(task.id));
-  const automations = startAutomations(options, { store, manager, host, clock: systemClock }, onCrash);
+  const automations = startAutomations(options, {
+    store, manager, host, clock: systemClock, directory: input.directory, filesWrittenBy: (taskId) => evidence.filesWritten(taskId),
+  }, onCrash);
   const inbox = new InboxApplier(store.db, store.projectId, commandHandler(manager, automations, host), systemClock, onCrash);
   const stopDashboard = options.dashboardPort > 0 ? serveDashboardFromPlugin(store.db.path, options.dashboardPort, host) : () => {};
   manager.start().then(() => automations?.start()).catch((error) => onCrash("Starting background tasks failed", error)).finally(() => inbox.start());

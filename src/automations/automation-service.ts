@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { TaskError } from "../core/errors.ts";
+import { TaskError, errorMessage } from "../core/errors.ts";
 import type { ModelRef, Task } from "../core/task.ts";
 import type { Automation, Run, Trigger } from "./automation.ts";
 import type { AutomationContext } from "./automation-context.ts";
@@ -7,6 +7,11 @@ import { AutomationScheduler } from "./automation-scheduler.ts";
 import { RunRecorder } from "./run-recorder.ts";
 import { RunStarter } from "./run-starter.ts";
 import { nextOccurrence, parseTrigger, TriggerSpecError, type TriggerInput } from "./trigger-spec.ts";
+import type { EventSources } from "../triggers/event-sources.ts";
+import type { FireResult } from "../triggers/source-loaders.ts";
+import type { TriggerEvent } from "../triggers/trigger-source.ts";
+import { maskSecrets } from "../core/mask-secrets.ts";
+import { firstLine } from "./automation-text.ts";
 
 /** What the model sets on an automation (task_create, task_update); the rest is the plugin's. */
 export type AutomationFields = Pick<
@@ -19,11 +24,20 @@ export type Creator = { sessionID: string; agent: string; model?: ModelRef };
 
 const newId = (prefix: string) => `${prefix}${randomBytes(6).toString("hex")}`;
 
+/** An event's data in a run's prompt: at most this many characters. */
+const EVENT_DATA_CAP = 8192;
+
+function capText(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}\n[... ${text.length - max} more characters]` : text;
+}
+
 /** The automation layer's entry point: what the task_* tools and the plugin call. */
 export class AutomationService {
   readonly recorder: RunRecorder;
   readonly starter: RunStarter;
   readonly scheduler: AutomationScheduler;
+  /** Event triggers' sources (watchers, pollers, the webhook listener); set by createAutomations. */
+  sources: EventSources | undefined;
 
   constructor(private ctx: AutomationContext) {
     this.recorder = new RunRecorder(ctx);
@@ -31,7 +45,7 @@ export class AutomationService {
     this.scheduler = new AutomationScheduler(ctx, this.starter);
     this.recorder.onRunEnded = (id) => {
       this.starter.startWaiting(id);
-      this.scheduler.rearm();
+      this.changed();
     };
     ctx.manager.onSettle((task) => this.recorder.onTaskSettled(task));
     this.scheduler.afterWake = () => this.purgeHourly();
@@ -51,10 +65,69 @@ export class AutomationService {
   start(): void {
     this.recoverRuns();
     this.scheduler.start();
+    this.sources?.sync();
   }
 
   stop(): void {
     this.scheduler.stop();
+    void this.sources?.stop();
+  }
+
+  /** After any change to automations, triggers or runs: the timer and the event sources follow. */
+  private changed(): void {
+    this.scheduler.rearm();
+    this.sources?.sync();
+  }
+
+  /**
+   * An event trigger's source reports something: one run (or, while one is going, the one
+   * waiting or skipped row it folds into). Undefined when its automation may not fire now.
+   */
+  fireEvent(triggerId: string, event: TriggerEvent): FireResult | undefined {
+    const { store } = this.ctx;
+    const run = store.transaction(() => {
+      const trigger = store.trigger(triggerId);
+      const a = trigger && store.automation(trigger.automationId);
+      if (!trigger || !a || !a.enabled || a.doneAt !== undefined) return undefined;
+      const summary = firstLine(maskSecrets(event.summary), 300) + (event.caughtUp ? " (caught up: it happened while no OpenCode process was watching)" : "");
+      const data = event.data === undefined ? undefined : capText(maskSecrets(event.data), EVENT_DATA_CAP);
+      return this.starter.admit(a, { triggerId, firedBy: trigger.spec.kind as Run["firedBy"], event: { summary, data } });
+    });
+    if (!run) return undefined;
+    this.changed();
+    const launched = run.status === "starting" ? this.starter.launch(run) : Promise.resolve();
+    return { runId: run.id, launched };
+  }
+
+  private saveWebhooks(webhooks: Map<string, { name: string; secret: string }>, now: number): void {
+    for (const [triggerId, hook] of webhooks) {
+      try {
+        this.sources!.store.addWebhook({ name: hook.name, triggerId, secret: hook.secret, createdAt: now });
+      } catch (error) {
+        if (/UNIQUE|constraint/i.test(errorMessage(error))) throw new TaskError(`The webhook name "${hook.name}" was just taken; choose another.`);
+        throw error;
+      }
+    }
+  }
+
+  /** A history row for an event that did not run (e.g. a webhook delivery that expired while no process ran). */
+  recordSkip(triggerId: string, summary: string, reason: string): void {
+    const { store, clock } = this.ctx;
+    const trigger = store.trigger(triggerId);
+    if (!trigger) return;
+    store.insertRun({
+      automationId: trigger.automationId, triggerId, firedBy: trigger.spec.kind as Run["firedBy"], status: "skipped",
+      skipReason: reason, createdAt: clock.now(), eventSummary: summary,
+    });
+  }
+
+  /** A run that a crash cut off before it launched; its event is fired again, so this one is only history. */
+  abandonRun(runId: number): void {
+    const { store, clock } = this.ctx;
+    const run = store.run(runId);
+    if (run?.status === "starting" && run.taskId === undefined) {
+      store.updateRun(runId, { status: "skipped", skipReason: "interrupted", endedAt: clock.now(), summary: "OpenCode stopped before the run launched; the event was fired again" });
+    }
   }
 
   /** Parses the trigger objects; throws a TaskError saying how to fix the first bad one. */
@@ -72,11 +145,41 @@ export class AutomationService {
     });
   }
 
+  /**
+   * What event triggers need beyond parsing, before anything is stored: a webhook's name must be
+   * free and gets its URL and secret (the given one or a new one); `github: "."` becomes the
+   * project's origin repository. Returns the new webhooks' secrets by trigger id.
+   */
+  async prepareEventTriggers(triggers: Trigger[], inputs: TriggerInput[]): Promise<Map<string, { name: string; secret: string }>> {
+    const webhooks = new Map<string, { name: string; secret: string }>();
+    const sources = this.sources;
+    for (const [i, trigger] of triggers.entries()) {
+      const spec = trigger.spec;
+      if (spec.kind === "webhook") {
+        if (!sources) throw new TaskError("Event triggers are unavailable in this process.");
+        const names = [...webhooks.values()].map((w) => w.name);
+        if (sources.store.webhook(spec.name) || names.includes(spec.name)) throw new TaskError(`triggers[${i}]: the webhook name "${spec.name}" is taken; choose another, e.g. "${spec.name}-2".`);
+        spec.url = sources.webhookUrl(spec.name);
+        const { newWebhookSecret } = await import("../triggers/webhook-signature.ts");
+        webhooks.set(trigger.id, { name: spec.name, secret: inputs[i]?.secret ?? newWebhookSecret() });
+      }
+      if (spec.kind === "github" && spec.repo === ".") {
+        const { resolveGithubRepo } = await import("../triggers/github-source.ts");
+        try {
+          spec.repo = await resolveGithubRepo(".", sources?.directory ?? process.cwd());
+        } catch (error) {
+          throw new TaskError(`triggers[${i}]: ${errorMessage(error)}`);
+        }
+      }
+    }
+    return webhooks;
+  }
+
   newAutomationId(): string {
     return newId("au");
   }
 
-  create(id: string, fields: AutomationFields, triggers: Trigger[], creator: Creator): { automation: Automation; triggers: Trigger[] } {
+  create(id: string, fields: AutomationFields, triggers: Trigger[], creator: Creator, webhooks = new Map<string, { name: string; secret: string }>()): { automation: Automation; triggers: Trigger[] } {
     const now = this.ctx.clock.now();
     const automation: Automation = {
       id, ...fields, reportTo: creator.sessionID, reportAgent: creator.agent, reportModel: creator.model,
@@ -88,8 +191,9 @@ export class AutomationService {
     this.ctx.store.transaction(() => {
       this.ctx.store.saveAutomation(automation);
       for (const t of triggers) this.ctx.store.saveTrigger(t);
+      this.saveWebhooks(webhooks, now);
     });
-    this.scheduler.rearm();
+    this.changed();
     return { automation, triggers };
   }
 
@@ -115,7 +219,7 @@ export class AutomationService {
       store.saveAutomation(next);
       return next;
     });
-    this.scheduler.rearm();
+    this.changed();
     return updated;
   }
 
@@ -125,23 +229,24 @@ export class AutomationService {
       this.ctx.store.deleteAutomation(found.id);
       return found;
     });
-    this.scheduler.rearm();
+    this.changed();
     return a;
   }
 
-  addTriggers(id: string, triggers: Trigger[]): void {
+  addTriggers(id: string, triggers: Trigger[], webhooks = new Map<string, { name: string; secret: string }>()): void {
     this.ctx.store.transaction(() => {
       this.require(id);
       for (const t of triggers) this.ctx.store.saveTrigger(t);
+      this.saveWebhooks(webhooks, this.ctx.clock.now());
     });
-    this.scheduler.rearm();
+    this.changed();
   }
 
   removeTrigger(triggerId: string): Trigger {
     const trigger = this.ctx.store.trigger(triggerId);
     if (!trigger) throw new TaskError(`No trigger "${triggerId}". task_read shows an automation's triggers with their ids.`);
     this.ctx.store.removeTrigger(triggerId);
-    this.scheduler.rearm();
+    this.changed();
     return trigger;
   }
 
@@ -168,6 +273,11 @@ export class AutomationService {
       triggers: this.ctx.store.triggers(automation.id),
       lastRun: this.ctx.store.runs(automation.id, 1)[0],
     }));
+  }
+
+  /** Webhook deliveries stored for the trigger and not yet fired. */
+  waitingDeliveries(trigger: Trigger): number {
+    return trigger.spec.kind === "webhook" && this.sources ? this.sources.store.waitingDeliveries(trigger.id) : 0;
   }
 
   triggers(id: string): Trigger[] {

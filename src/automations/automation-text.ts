@@ -1,4 +1,6 @@
-import type { Automation, Run, Trigger } from "./automation.ts";
+import { EVENT_KINDS, type Automation, type Run, type Trigger } from "./automation.ts";
+
+const isEventKind = (kind: string) => (EVENT_KINDS as readonly string[]).includes(kind);
 import { describeTrigger } from "./trigger-spec.ts";
 import type { RunOutcome } from "./notify-policy.ts";
 
@@ -49,6 +51,13 @@ export function pausedText(a: Automation, lastError: string): string {
 export function stateText(a: Automation): string {
   const state = a.doneAt !== undefined ? `done (max_runs ${a.maxRuns} reached)` : a.enabled ? "enabled" : `paused${a.pausedReason ? ` (${a.pausedReason})` : ""}`;
   return a.reportToGoneAt !== undefined ? `${state}; report-to session gone` : state;
+}
+
+/** A trigger in a list: its words, then when it fires next (schedules) or what its source says (events). */
+export function triggerLine(t: Trigger, waiting?: number): string {
+  if (t.nextAt !== undefined || !isEventKind(t.spec.kind)) return `${describeTrigger(t.spec)}, next ${iso(t.nextAt)}`;
+  const extras = [...(t.note ? [t.note] : []), ...(waiting ? [`${waiting} webhook deliveries wait for an OpenCode process of this project`] : [])];
+  return `${describeTrigger(t.spec)}${extras.length ? ` (${extras.join("; ")})` : ""}`;
 }
 
 export function nextRunText(triggers: Trigger[], a: Automation): string {

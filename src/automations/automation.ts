@@ -64,7 +64,7 @@ export type ScheduleSpec =
 export type EventSpec =
   | { kind: "watch"; paths: string[]; ignore: string[]; debounce: string; debounceMs: number }
   | { kind: "command"; command: string; every: string; everyMs: number; diff: "hash" | "full" | "exit_code"; timeout: string; timeoutMs: number }
-  | { kind: "webhook"; name: string }
+  | { kind: "webhook"; name: string; /** Where deliveries go, fixed when it is created (webhookHost/webhookPort then). */ url?: string }
   | { kind: "github"; repo: string; events: GithubEventName[]; ref?: string; every: string; everyMs: number };
 
 export type TriggerSpec = ScheduleSpec | EventSpec;

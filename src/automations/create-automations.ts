@@ -5,16 +5,30 @@ import type { SqliteTaskStore } from "../store/sqlite-task-store.ts";
 import { AutomationContext } from "./automation-context.ts";
 import { AutomationService } from "./automation-service.ts";
 import { AutomationStore } from "./automation-store.ts";
+import { ACTIVE_RUN } from "./automation.ts";
+import { EventSources } from "../triggers/event-sources.ts";
+import { EventTriggerStore } from "../triggers/event-trigger-store.ts";
+import { defaultLoaders } from "../triggers/default-loaders.ts";
+import type { SourceLoaders } from "../triggers/source-loaders.ts";
 
 const DAY_MS = 86_400_000;
+
+export type AutomationDeps = {
+  store: SqliteTaskStore; manager: TaskManager; host: Host; clock: Clock;
+  /** The project directory: watch paths and commands start there. */
+  directory: string;
+  /** Files a task's current run wrote (its evidence), relative to the project: a watch ignores its own automation's writes. */
+  filesWrittenBy?: (taskId: string) => string[];
+  loaders?: SourceLoaders;
+};
 
 /**
  * The automation layer on the task store's own connection. Create it before the core starts:
  * the core's restart recovery may settle runs, which the layer must hear. Then call `start`.
  */
 export function createAutomations(
-  deps: { store: SqliteTaskStore; manager: TaskManager; host: Host; clock: Clock },
-  options: { automationFailurePause: number; resultCapChars: number; retentionDays: number },
+  deps: AutomationDeps,
+  options: { automationFailurePause: number; resultCapChars: number; retentionDays: number; webhookPort: number; webhookHost: string; githubApiUrl: string },
 ): AutomationService {
   const store = new AutomationStore(deps.store.db, deps.store.projectId);
   const ctx = new AutomationContext(store, deps.manager, deps.host, deps.clock, {
@@ -22,7 +36,25 @@ export function createAutomations(
     resultCap: options.resultCapChars,
     retentionMs: options.retentionDays * DAY_MS,
   });
-  return new AutomationService(ctx);
+  const service = new AutomationService(ctx);
+  service.sources = new EventSources({
+    store: new EventTriggerStore(deps.store.db, deps.store.projectId),
+    directory: deps.directory,
+    clock: deps.clock,
+    loaders: deps.loaders ?? defaultLoaders(options),
+    fire: (triggerId, event) => service.fireEvent(triggerId, event),
+    recordSkip: (triggerId, summary, reason) => service.recordSkip(triggerId, summary, reason),
+    abandonRun: (runId) => service.abandonRun(runId),
+    ownWrites: (automationId) => {
+      const taskIds = store.runsWithStatus(automationId, ACTIVE_RUN).flatMap((r) => (r.taskId ? [r.taskId] : []));
+      return new Set(taskIds.flatMap((id) => deps.filesWrittenBy?.(id) ?? []));
+    },
+    log: (level, message, extra) => {
+      deps.host.log(level, message, extra).catch(() => undefined);
+    },
+    webhook: { host: options.webhookHost, port: options.webhookPort },
+  });
+  return service;
 }
 
 /**

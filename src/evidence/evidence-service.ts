@@ -1,3 +1,4 @@
+import { relative, resolve } from "node:path";
 import { existsSync } from "node:fs";
 import type { HostEvent } from "../host/host.ts";
 import type { RunningTasks } from "../core/running-tasks.ts";
@@ -100,6 +101,11 @@ export class EvidenceService implements TaskHooks {
   }
 
   /** Running children tracked here; zero when nothing runs. */
+  /** Files the task's current run wrote or is about to write, relative to the project (a watch trigger skips them). */
+  filesWritten(taskId: string): string[] {
+    return this.collector.evidence(taskId).files.map((f) => relative(this.projectDir, resolve(this.projectDir, f.path)));
+  }
+
   size(): number {
     return this.collector.size() + this.loops.size();
   }

@@ -2,7 +2,7 @@ import type { tool } from "@opencode-ai/plugin";
 import { TaskError } from "../core/errors.ts";
 import type { ModelRef } from "../core/task.ts";
 import type { AutomationFields } from "../automations/automation-service.ts";
-import { GITHUB_EVENTS } from "../automations/automation.ts";
+import { GITHUB_EVENTS, type Trigger } from "../automations/automation.ts";
 import type { AutomationService } from "../automations/automation-service.ts";
 import type { Expectation } from "../evidence/expectation-check.ts";
 import { allowExpectCommand, briefExpectArg, checkExpect } from "./expect-arg.ts";
@@ -89,6 +89,24 @@ function parseModel(text: string): ModelRef {
   const slash = text.indexOf("/");
   if (slash <= 0 || slash === text.length - 1) throw new TaskError(`model "${text}" must be "provider/model", e.g. "anthropic/claude-sonnet-4".`);
   return { providerID: text.slice(0, slash), modelID: text.slice(slash + 1) };
+}
+
+/** A command trigger runs its command every few seconds: the user's bash permission decides first, as for expect.command. */
+export async function allowTriggerCommands(triggers: Trigger[], call: CallContext, refused: string): Promise<void> {
+  for (const t of triggers) {
+    if (t.spec.kind !== "command") continue;
+    const command = t.spec.command;
+    await allowExpectCommand(command, call, "a command trigger", `Running \`${command}\` every ${t.spec.every} was not allowed (bash permission); ${refused}. Use a command the user allows.`);
+  }
+}
+
+/** The lines a tool answer adds for new webhooks: where to POST, and the secret, shown this once. */
+export function webhookLines(triggers: Trigger[], webhooks: Map<string, { name: string; secret: string }>): string[] {
+  return triggers.flatMap((t) => {
+    const hook = webhooks.get(t.id);
+    if (!hook || t.spec.kind !== "webhook") return [];
+    return [`Webhook ${hook.name}: POST ${t.spec.url} signed with the secret ${hook.secret} (shown only now; later: npx opencode-background-tasks webhooks --show-secret). Signatures: GitHub's X-Hub-Signature-256, or Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature).`];
+  });
 }
 
 /** A definition's expect.command runs after each run: the user's bash permission decides first, as for background_task. */

@@ -1,8 +1,8 @@
 import { TaskError, errorMessage } from "../core/errors.ts";
 import { defineTool } from "./tool-kit.ts";
-import { allowRunCommand, fieldArgs, toFields, triggerArg, TRIGGERS_DESCRIPTION, type AutomationToolDeps } from "./task-args.ts";
+import { allowRunCommand, allowTriggerCommands, fieldArgs, toFields, triggerArg, TRIGGERS_DESCRIPTION, webhookLines, type AutomationToolDeps } from "./task-args.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
-import { isoTime } from "../automations/automation-text.ts";
+import { triggerLine } from "../automations/automation-text.ts";
 
 const DESCRIPTION = `Create an automation: a prompt run as a background agent task on a schedule or event (its triggers) or by task_run, reporting to this session. Not a to-do list. The user approves it.`;
 
@@ -17,6 +17,7 @@ export function taskCreateTool({ automations, onCrash }: AutomationToolDeps) {
     async run(args, call) {
       const id = automations.newAutomationId();
       const triggers = automations.parseTriggers(args.triggers ?? [], id);
+      const webhooks = await automations.prepareEventTriggers(triggers, args.triggers ?? []);
       const fields = {
         agent: "general", notify: "on_change", sessionMode: "fresh", overlap: "skip", catchUp: "skip", enabled: true,
         ...toFields(args), title: args.title, prompt: args.prompt,
@@ -24,11 +25,13 @@ export function taskCreateTool({ automations, onCrash }: AutomationToolDeps) {
       await automations.checkAgent(fields.agent);
       if (fields.enabled) await approve(call.ask, args.title, args.prompt, triggers.map((t) => describeTrigger(t.spec)));
       await allowRunCommand(fields, call, "nothing was stored");
-      const created = automations.create(id, fields, triggers, { sessionID: call.sessionID, agent: call.agent, model: call.model });
-      const lines = created.triggers.map((t) => `- ${t.id}: ${describeTrigger(t.spec)}, next ${isoTime(t.nextAt)}`);
+      await allowTriggerCommands(triggers, call, "nothing was stored");
+      const created = automations.create(id, fields, triggers, { sessionID: call.sessionID, agent: call.agent, model: call.model }, webhooks);
+      const lines = created.triggers.map((t) => `- ${t.id}: ${triggerLine(t)}`);
       return [
         `Created automation ${id} "${args.title}" (${fields.enabled ? "enabled" : "paused"}; notify ${fields.notify}). Results report to this session.`,
         ...(lines.length > 0 ? ["Triggers:", ...lines] : ["No triggers: it runs only with task_run."]),
+        ...webhookLines(created.triggers, webhooks),
       ].join("\n");
     },
   });

@@ -1,8 +1,7 @@
 import { defineTool } from "./tool-kit.ts";
 import type { AutomationToolDeps } from "./task-args.ts";
 import type { Expectation } from "../evidence/expectation-check.ts";
-import { describeTrigger } from "../automations/trigger-spec.ts";
-import { isoTime, runLine, stateText } from "../automations/automation-text.ts";
+import { runLine, stateText, triggerLine } from "../automations/automation-text.ts";
 
 export function taskReadTool({ automations, onCrash }: AutomationToolDeps) {
   return defineTool({
@@ -20,7 +19,7 @@ export function taskReadTool({ automations, onCrash }: AutomationToolDeps) {
         `prompt: ${a.prompt}`,
         ...(a.expect ? [`expect: ${expectText(a.expect)}`] : []),
         "Triggers:",
-        ...(triggers.length ? triggers.map((t) => `- ${t.id}: ${describeTrigger(t.spec)}, next ${isoTime(t.nextAt)}`) : ["- none (task_run only)"]),
+        ...(triggers.length ? triggers.map((t) => `- ${t.id}: ${triggerLine(t, automations.waitingDeliveries(t))}`) : ["- none (task_run only)"]),
         "Recent runs (newest first):",
         ...(runs.length ? runs.map((r) => runLine(r, triggers)) : ["- none yet"]),
       ].join("\n");

@@ -1,8 +1,7 @@
 import { defineTool } from "./tool-kit.ts";
-import type { AutomationToolDeps } from "./task-args.ts";
+import { allowTriggerCommands, webhookLines, type AutomationToolDeps } from "./task-args.ts";
 import type { TriggerInput } from "../automations/trigger-spec.ts";
-import { describeTrigger } from "../automations/trigger-spec.ts";
-import { isoTime } from "../automations/automation-text.ts";
+import { triggerLine } from "../automations/automation-text.ts";
 
 export function taskTriggerAddTool({ automations, onCrash }: AutomationToolDeps) {
   return defineTool({
@@ -10,11 +9,14 @@ export function taskTriggerAddTool({ automations, onCrash }: AutomationToolDeps)
     description: "Add a trigger to an automation; trigger is one object as in task_create's triggers.",
     args: (s) => ({ id: s.string(), trigger: s.record(s.string(), s.unknown()) }),
     onCrash,
-    async run(args) {
+    async run(args, call) {
       const a = automations.require(args.id);
-      const [trigger] = automations.parseTriggers([args.trigger as TriggerInput], a.id);
-      automations.addTriggers(a.id, [trigger!]);
-      return `Added trigger ${trigger!.id} (${describeTrigger(trigger!.spec)}, next ${isoTime(trigger!.nextAt)}) to ${a.id}.`;
+      const input = args.trigger as TriggerInput;
+      const triggers = automations.parseTriggers([input], a.id);
+      const webhooks = await automations.prepareEventTriggers(triggers, [input]);
+      await allowTriggerCommands(triggers, call, "the trigger was not added");
+      automations.addTriggers(a.id, triggers, webhooks);
+      return [`Added trigger ${triggers[0]!.id} (${triggerLine(triggers[0]!)}) to ${a.id}.`, ...webhookLines(triggers, webhooks)].join("\n");
     },
   });
 }

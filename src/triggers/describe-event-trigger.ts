@@ -6,14 +6,14 @@ const EVENT_WORDS: Record<string, string> = {
 };
 
 /** An event trigger in words, for lists: "when src/ or test/**\/*.ts change". */
-export function describeEventTrigger(spec: EventSpec, webhookBase = "http://127.0.0.1:4097"): string {
+export function describeEventTrigger(spec: EventSpec): string {
   switch (spec.kind) {
     case "watch":
       return `when ${orList(spec.paths)} change${spec.paths.length === 1 && !/[*?/]$/.test(spec.paths[0]!) ? "s" : ""}`;
     case "command":
       return `when \`${clip(spec.command, 60)}\` ${spec.diff === "exit_code" ? "exit code" : "output"} changes (checked every ${spec.every})`;
     case "webhook":
-      return `POST ${webhookBase}/hooks/${spec.name}`;
+      return `POST ${spec.url ?? `http://127.0.0.1:4097/hooks/${spec.name}`}`;
     case "github": {
       const words = orList(spec.events.map((e) => EVENT_WORDS[e] ?? e)).replace(/ or /g, " and ");
       return `${words} on ${spec.repo}${spec.ref ? ` (${spec.ref})` : ""}`;

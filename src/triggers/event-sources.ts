@@ -49,6 +49,20 @@ export class EventSources {
   private stopped = false;
   readonly deliveries: WebhookDeliveries;
 
+  get store(): EventTriggerStore {
+    return this.deps.store;
+  }
+
+  get directory(): string {
+    return this.deps.directory;
+  }
+
+  /** The URL a webhook of this name is served at. */
+  webhookUrl(name: string): string {
+    const { host, port } = this.deps.webhook;
+    return `http://${host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host}:${port}/hooks/${name}`;
+  }
+
   constructor(private deps: EventSourcesDeps) {
     this.deliveries = new WebhookDeliveries({ ...deps, holder: this.holder, isDead: holderIsDead });
   }

@@ -8,6 +8,9 @@ import { AutomationContext } from "../../src/automations/automation-context.ts";
 import { AutomationService, type AutomationFields } from "../../src/automations/automation-service.ts";
 import type { Options } from "../../src/options.ts";
 import type { TriggerInput } from "../../src/automations/trigger-spec.ts";
+import { EventSources } from "../../src/triggers/event-sources.ts";
+import { EventTriggerStore } from "../../src/triggers/event-trigger-store.ts";
+import type { SourceLoaders } from "../../src/triggers/source-loaders.ts";
 
 export { PARENT, MODEL };
 
@@ -21,7 +24,7 @@ export function tempDb() {
  * The task core on a fake host and fake clock, over SQLite, with the automation layer on the same
  * connection. Pass `dbPath` to put a second fixture on the same database file.
  */
-export function automationFixture(dbPath: string, overrides: Partial<Options> = {}) {
+export function automationFixture(dbPath: string, overrides: Partial<Options> = {}, events?: { loaders: SourceLoaders; directory?: string; projectId?: string }) {
   const store = SqliteTaskStore.open({ path: dbPath, projectId: "proj" });
   const core = coreFixture({ automationFailurePause: 2, ...overrides }, store);
   const autoStore = new AutomationStore(store.db, "proj");
@@ -30,14 +33,22 @@ export function automationFixture(dbPath: string, overrides: Partial<Options> = 
     retentionMs: overrides.retentionDays === undefined ? undefined : overrides.retentionDays * 86_400_000,
   });
   const service = new AutomationService(ctx);
+  if (events) {
+    service.sources = new EventSources({
+      store: new EventTriggerStore(store.db, "proj"), directory: events.directory ?? "/tmp", clock: core.clock, loaders: events.loaders,
+      fire: (t, e) => service.fireEvent(t, e), recordSkip: (t, s, r) => service.recordSkip(t, s, r), abandonRun: (id) => service.abandonRun(id),
+      ownWrites: () => new Set(), log: () => {}, webhook: { host: "127.0.0.1", port: 0 },
+    });
+  }
 
   function create(fields: Partial<AutomationFields> = {}, triggers: TriggerInput[] = []) {
     const id = service.newAutomationId();
     const parsed = service.parseTriggers(triggers, id);
+    const hooks = new Map(parsed.flatMap((t, i) => (t.spec.kind === "webhook" ? [[t.id, { name: t.spec.name, secret: triggers[i]!.secret ?? "s3cret-s3cret-s3cret" }] as const] : [])));
     return service.create(id, {
       title: "check ci", prompt: "look at CI", agent: "general", notify: "always", sessionMode: "fresh",
       overlap: "skip", catchUp: "skip", enabled: true, ...fields,
-    }, parsed, { sessionID: PARENT, agent: "build", model: MODEL }).automation;
+    }, parsed, { sessionID: PARENT, agent: "build", model: MODEL }, hooks).automation;
   }
 
   /** Every child session of the parent (one per fresh run). */
