@@ -44,7 +44,14 @@ const SECONDARY_LIMIT_WAIT_MS = 60_000;
 
 type FeedState = { etag?: string; seen: string[]; latest?: string };
 type GithubState = { defaultBranch?: string; feeds: Record<string, FeedState> };
-type Answer = { status: number; body?: unknown; etag?: string } | { waitUntil: number };
+type Answer = { status: number; body?: unknown; etag?: string };
+
+/** GitHub allows no request before `until` (epoch ms). */
+class RateLimited extends Error {
+  constructor(readonly until: number) {
+    super("rate limited");
+  }
+}
 
 /** A failure with a note for task_read (what to fix), when there is one. */
 class SourceProblem extends Error {
@@ -106,6 +113,7 @@ class GithubPoller {
       this.failures = 0;
     } catch (error) {
       if (this.stopped) return;
+      if (error instanceof RateLimited) return this.schedule(this.rateLimited(error.until));
       this.failures++;
       delay = Math.min(this.spec.everyMs * 2 ** this.failures, Math.max(this.spec.everyMs, MAX_BACKOFF_MS));
       const note = error instanceof SourceProblem ? error.note : undefined;
@@ -121,7 +129,6 @@ class GithubPoller {
     const feeds = feedsFor(this.repo!, this.spec.events, this.spec.ref ?? this.state.defaultBranch);
     for (const feed of feeds) {
       const answer = await this.get(feed.path, this.state.feeds[feed.path]?.etag);
-      if ("waitUntil" in answer) return this.rateLimited(answer.waitUntil);
       if (answer.status === 200) this.absorb(feed, answer.body, answer.etag);
       else if (answer.status !== 304) throw this.problem(answer.status, feed.path);
       this.polledHere.add(feed.path);
@@ -142,7 +149,6 @@ class GithubPoller {
     });
     if (this.spec.ref || this.state.defaultBranch || !needsBranch(this.spec.events)) return;
     const answer = await this.get(`/repos/${this.repo}`, undefined);
-    if ("waitUntil" in answer) throw new SourceProblem("rate limited before the default branch was known");
     if (answer.status !== 200) throw this.problem(answer.status, `/repos/${this.repo}`);
     const branch = (answer.body as { default_branch?: unknown } | undefined)?.default_branch;
     if (typeof branch !== "string" || !branch) throw new SourceProblem(`GitHub did not say ${this.repo}'s default branch`);
@@ -172,9 +178,10 @@ class GithubPoller {
     safely(() => this.ctx.saveState(this.state), this.ctx);
   }
 
+  /** A GET; throws RateLimited instead of asking when GitHub said to wait, or when it says so now. */
   private async get(path: string, etag: string | undefined): Promise<Answer> {
     const now = this.ctx.clock.now();
-    if (this.budget && this.budget.remaining <= 0 && this.budget.resetMs > now) return { waitUntil: this.budget.resetMs };
+    if (this.budget && this.budget.remaining <= 0 && this.budget.resetMs > now) throw new RateLimited(this.budget.resetMs);
     const headers: Record<string, string> = { accept: "application/vnd.github+json", "x-github-api-version": "2022-11-28", "user-agent": "opencode-background-tasks" };
     if (this.token) headers.authorization = `Bearer ${this.token}`;
     if (etag && this.options.conditional !== false) headers["if-none-match"] = etag;
@@ -185,7 +192,7 @@ class GithubPoller {
       const response = await fetch(`${this.apiUrl}${path}`, { headers, signal: controller.signal });
       this.readHeaders(response.headers);
       const wait = await rateLimitWait(response, this.ctx.clock.now());
-      if (wait !== undefined) return { waitUntil: wait };
+      if (wait !== undefined) throw new RateLimited(wait);
       const body: unknown = response.status === 200 ? await response.json() : undefined;
       if (!response.bodyUsed) await response.body?.cancel().catch(() => {});
       return { status: response.status, body, etag: response.headers.get("etag") ?? undefined };
