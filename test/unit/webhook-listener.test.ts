@@ -270,7 +270,9 @@ describe("webhook listener", () => {
     assert.ok(performance.now() - started < 1_000, `close took ${Math.round(performance.now() - started)} ms`);
     await assert.rejects(send(hook.url, "/hooks/deploy", { headers: githubHeaders(BODY), body: BODY }), /ECONNREFUSED/);
   });
-  it("under Bun, as inside OpenCode, answers a node:http client 413 and 404 with the body unread, and keeps the connection usable", { timeout: 30_000 }, async (t) => {
+  // The client must be Node's: Bun's own client, sending to a Bun server, gets some 400s after early answers (any Bun server, not this one).
+  const underBun = process.versions.bun ? "run from Node (npx bun test uses Bun's client)" : false;
+  it("under Bun, as inside OpenCode, answers a node:http client 413 and 404 with the body unread, and keeps the connection usable", { timeout: 30_000, skip: underBun }, async (t) => {
     const probe = `
       const { startWebhookListener } = await import(${JSON.stringify(LISTENER)});
       const l = await startWebhookListener({ host: "127.0.0.1", port: 0, ratePerMinute: 0,
