@@ -6,7 +6,7 @@ import { migrate } from "../store/migrations.ts";
 import { openSqlite, type SqliteDatabase } from "../store/sqlite-driver.ts";
 import { APP_CSS, APP_JS } from "./assets.ts";
 import { DashboardAuth } from "./dashboard-auth.ts";
-import { DashboardReader } from "./dashboard-reader.ts";
+import { TaskReader } from "../store/task-reader.ts";
 import { routePage } from "./dashboard-routes.ts";
 import { readCommandForm } from "./command-form.ts";
 import { LiveFeed } from "./live-feed.ts";
@@ -40,7 +40,7 @@ const SECURITY_HEADERS = {
 
 /** Serves the dashboard on host:port from the database at dbPath (read-only; commands go to the inbox). */
 export async function startDashboard(options: DashboardOptions): Promise<Dashboard> {
-  const reader = DashboardReader.open(options.dbPath);
+  const reader = TaskReader.open(options.dbPath);
   const auth = new DashboardAuth(options.token);
   const now = options.now ?? Date.now;
   const feed = new LiveFeed(() => reader.dataVersion(), options.livePollMs);
