@@ -1,12 +1,10 @@
-import type { Clock } from "../core/clock.ts";
+import { DAY_MS, type Clock } from "../core/clock.ts";
 import type { TaskManager } from "../core/task-manager.ts";
 import type { Host } from "../host/host.ts";
 import type { SqliteTaskStore } from "../store/sqlite-task-store.ts";
 import { AutomationContext } from "./automation-context.ts";
 import { AutomationService } from "./automation-service.ts";
 import { AutomationStore } from "./automation-store.ts";
-
-const DAY_MS = 86_400_000;
 
 /**
  * The automation layer on the task store's own connection. Create it before the core starts:

@@ -1,3 +1,4 @@
+import { DAY_MS } from "../core/clock.ts";
 import type { Run, Trigger } from "../automations/automation.ts";
 import { describeTrigger, nextOccurrence } from "../automations/trigger-spec.ts";
 import type { InboxCommand } from "../inbox/inbox-command.ts";
@@ -9,7 +10,6 @@ import { duration, layout, preview, projectName, status, taskHref, time } from "
 
 const NEXT_SHOWN = 3;
 const RUN_STATUSES = ["completed", "error", "cancelled", "running", "starting", "waiting", "skipped", "missed"];
-const DAY_MS = 86_400_000;
 
 export type AutomationData = {
   automation: ProjectAutomation;

@@ -1,10 +1,9 @@
+import { DAY_MS } from "../core/clock.ts";
 import type { InboxCommand } from "../inbox/inbox-command.ts";
 import { commandButton, commandList } from "./controls.ts";
 import type { ProjectAutomation, ProjectRef, ProjectRun, ProjectTask, TaskReader } from "../store/task-reader.ts";
 import { html, type SafeHtml } from "./html.ts";
 import { automationHref, duration, elapsed, layout, preview, status, taskHref, time } from "./page-layout.ts";
-
-const DAY_MS = 86_400_000;
 
 export type AttentionItem = { kind: string; text: string; href: string; at?: number };
 
