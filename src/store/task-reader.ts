@@ -274,7 +274,13 @@ function flagMessage(data: unknown): string {
   }
 }
 
+/**
+ * Refuses a file without the plugin's ledger. One with no tables yet, or the ledger alone, is
+ * one the plugin is creating right now (it makes the file, then migrates): "missing" for now.
+ */
 function assertTaskDatabase(db: SqliteDatabase): void {
-  const ledger = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
-  if (!ledger) throw new StoreUnavailableError(db.path, "foreign", "it holds no background tasks tables");
+  const tables = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((row) => String(row.name)));
+  if (tables.has("schema_migrations") && tables.has("tasks")) return;
+  if (tables.size === 0 || tables.has("schema_migrations")) throw new StoreUnavailableError(db.path, "missing", "the plugin has not finished creating it");
+  throw new StoreUnavailableError(db.path, "foreign", "it holds no background tasks tables");
 }
