@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { UNSETTLED } from "../src/core/task-lifecycle.ts";
+import { UNSETTLED_STATUSES } from "../src/core/task.ts";
 import type { TaskFilter } from "../src/core/task-store.ts";
 import type { TaskSummary } from "../src/core/task-summary.ts";
 import { openSqlite } from "../src/store/sqlite-driver.ts";
@@ -68,8 +68,8 @@ export async function measure(mode: Mode, path: string, seconds: number, rate: n
   const lister = mode.open(path);
   let tick = 0;
   const listOnce = () => {
-    lister.list({ statuses: UNSETTLED, includeCleared: true });
-    lister.list({ parentSessionID: "ses_parent_7", statuses: UNSETTLED, includeCleared: true });
+    lister.list({ statuses: UNSETTLED_STATUSES, includeCleared: true });
+    lister.list({ parentSessionID: "ses_parent_7", statuses: UNSETTLED_STATUSES, includeCleared: true });
     if (tick++ % TICKS_PER_BACKGROUND_LIST === 0) lister.list({ parentSessionID: "ses_parent_7" });
   };
   listOnce(); // the first load after open is not the steady state

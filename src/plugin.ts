@@ -1,6 +1,6 @@
 import type { Hooks, PluginInput } from "@opencode-ai/plugin";
 import { parseOptions, type Options } from "./options.ts";
-import { systemClock } from "./core/clock.ts";
+import { DAY_MS, systemClock } from "./core/clock.ts";
 import { errorMessage } from "./core/errors.ts";
 import { TaskManager } from "./core/task-manager.ts";
 import { createOpencodeHost } from "./host/opencode-host.ts";
@@ -23,8 +23,6 @@ import { InboxApplier } from "./inbox/inbox-applier.ts";
 import { commandHandler } from "./inbox/apply-command.ts";
 import { serveDashboardFromPlugin } from "./dashboard/serve-from-plugin.ts";
 import { projectDirectory, recordProjectDirectory } from "./store/project-directory.ts";
-
-const DAY_MS = 86_400_000;
 
 /** The plugin: wires the host adapter, the store and the task core, and registers the tools. Never throws. */
 export async function backgroundTasksPlugin(input: PluginInput, rawOptions?: unknown): Promise<Hooks> {

@@ -1,4 +1,4 @@
-import type { Clock } from "../core/clock.ts";
+import { DAY_MS, type Clock } from "../core/clock.ts";
 import type { TaskManager } from "../core/task-manager.ts";
 import type { Host } from "../host/host.ts";
 import type { SqliteTaskStore } from "../store/sqlite-task-store.ts";
@@ -10,8 +10,6 @@ import { EventSources } from "../triggers/event-sources.ts";
 import { EventTriggerStore } from "../triggers/event-trigger-store.ts";
 import { defaultLoaders } from "../triggers/default-loaders.ts";
 import type { SourceLoaders } from "../triggers/source-loaders.ts";
-
-const DAY_MS = 86_400_000;
 
 export type AutomationDeps = {
   store: SqliteTaskStore; manager: TaskManager; host: Host; clock: Clock;

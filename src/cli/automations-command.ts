@@ -1,5 +1,4 @@
-import { DashboardReader, type ProjectAutomation } from "../dashboard/dashboard-reader.ts";
-import { StoreUnavailableError } from "../store/store-unavailable-error.ts";
+import type { ProjectAutomation, TaskReader } from "../store/task-reader.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
 import { firedByText, firstLine, isoTime, nextRunText, stateText } from "../automations/automation-text.ts";
 import type { Run, Trigger } from "../automations/automation.ts";
@@ -19,28 +18,24 @@ const COLUMNS: Column<ProjectAutomation>[] = [
 ];
 
 /** `automations`: every automation with its state (paused and why), triggers and next run. */
-export function automationsCommand(dbPath: string, args: CliArgs, io: CliIo): void {
-  withReader(dbPath, (reader) => {
-    const all = reader.automations(args.project);
-    if (args.json) return io.stdout(JSON.stringify(all, null, 2) + "\n");
-    if (all.length === 0) return io.stdout("No automations.\n");
-    io.stdout(formatTable(all, COLUMNS));
-  });
+export function automationsCommand(reader: TaskReader, args: CliArgs, io: CliIo): void {
+  const all = reader.automations(args.project);
+  if (args.json) return io.stdout(JSON.stringify(all, null, 2) + "\n");
+  if (all.length === 0) return io.stdout("No automations.\n");
+  io.stdout(formatTable(all, COLUMNS));
 }
 
 /** `runs <automation>`: its history, newest first. */
-export function runsCommand(dbPath: string, args: CliArgs, io: CliIo): void {
-  withReader(dbPath, (reader) => {
-    const wanted = args.operands[0]!;
-    const matches = reader.automations(args.project).filter((a) => a.id === wanted || a.id.startsWith(wanted));
-    if (matches.length !== 1) {
-      throw new CliError(matches.length ? `'${wanted}' matches ${matches.length} automations; give more of the id.` : `No automation has an id starting with '${wanted}'. Run \`opencode-background-tasks automations\` to see them.`, 1);
-    }
-    const a = matches[0]!;
-    const runs = reader.runs(a.projectId, a.id, { limit: 200 });
-    if (args.json) return io.stdout(JSON.stringify({ automation: a, runs }, null, 2) + "\n");
-    io.stdout(`${a.id} "${a.title}": ${stateText(a)}\n${runs.length ? formatTable(runs, runColumns(a.triggers)) : "No runs yet.\n"}`);
-  });
+export function runsCommand(reader: TaskReader, args: CliArgs, io: CliIo): void {
+  const wanted = args.operands[0]!;
+  const matches = reader.automations(args.project).filter((a) => a.id === wanted || a.id.startsWith(wanted));
+  if (matches.length !== 1) {
+    throw new CliError(matches.length ? `'${wanted}' matches ${matches.length} automations; give more of the id.` : `No automation has an id starting with '${wanted}'. Run \`opencode-background-tasks automations\` to see them.`, 1);
+  }
+  const a = matches[0]!;
+  const runs = reader.runs(a.projectId, a.id, { limit: 200 });
+  if (args.json) return io.stdout(JSON.stringify({ automation: a, runs }, null, 2) + "\n");
+  io.stdout(`${a.id} "${a.title}": ${stateText(a)}\n${runs.length ? formatTable(runs, runColumns(a.triggers)) : "No runs yet.\n"}`);
 }
 
 function runColumns(triggers: Trigger[]): Column<Run>[] {
@@ -54,19 +49,4 @@ function runColumns(triggers: Trigger[]): Column<Run>[] {
     { header: "NOTIFIED", value: (r) => (r.notified === undefined ? "-" : r.notified ? "yes" : `no: ${r.notifyNote}`), maxWidth: 40 },
     { header: "RESULT", value: (r) => firstLine(r.summary, 80) },
   ];
-}
-
-function withReader(dbPath: string, fn: (reader: DashboardReader) => void): void {
-  let reader: DashboardReader;
-  try {
-    reader = DashboardReader.open(dbPath);
-  } catch (error) {
-    if (!(error instanceof StoreUnavailableError)) throw error;
-    throw new CliError(`${error.message}\nTo read another file, pass --db <path>.`, 1);
-  }
-  try {
-    fn(reader);
-  } finally {
-    reader.close();
-  }
 }

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { startDashboard, type Dashboard } from "../dashboard/dashboard-server.ts";
 import type { CliIo } from "./cli-io.ts";
 import { openReader } from "./open-reader.ts";
@@ -6,13 +7,17 @@ import type { CliArgs } from "./parse-cli-args.ts";
 
 /**
  * `dashboard`: serves the page until Ctrl-C. Returns 0 at once (the server keeps the process
- * alive); a failure to listen is reported later and sets a failing exit code.
+ * alive); a failure to listen is reported later and sets a failing exit code. At the default
+ * path the database may not exist yet (the plugin has not run): the page waits for it. A path
+ * given with --db must exist.
  */
 export function dashboardCommand(dbPath: string, args: CliArgs, io: CliIo): number {
-  openReader(dbPath).close(); // the same clear message as list/show for a missing or foreign file
+  const waiting = args.db === undefined && !existsSync(dbPath);
+  if (!waiting) openReader(dbPath).close(); // the same clear message as list/show for a missing or foreign file
   startDashboard({ dbPath, port: args.port ?? 4098, host: args.host ?? "127.0.0.1" })
     .then((dashboard) => {
-      io.stdout(`Dashboard for ${dbPath}\n  ${dashboard.url}\nOpen that URL (it carries the access token). Ctrl-C stops it.\n`);
+      const note = waiting ? "There is no database there yet: the page says how to get one, and fills in when the plugin creates it.\n" : "";
+      io.stdout(`Dashboard for ${dbPath}\n  ${dashboard.url}\nOpen that URL (it carries the access token). Ctrl-C stops it.\n${note}`);
       if (args.host && args.host !== "127.0.0.1" && args.host !== "localhost") {
         io.stderr(`Listening on ${args.host}: anyone who can reach it and has the URL can cancel tasks.\n`);
       }

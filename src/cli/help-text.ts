@@ -15,7 +15,8 @@ Commands:
   show     One task with all its fields and its timeline from the event log.
   export   Everything in the database (tasks, events, notifications) as JSON.
   dashboard  A live web page of tasks and automations, with cancel, pause, resume, run now and
-           delete. Prints its URL (with a one-time token); Ctrl-C stops it.
+           delete. Prints its URL (with a one-time token); Ctrl-C stops it. Without --db it may
+           start before the plugin has created the database, and shows it once it exists.
   automations  Automations (scheduled background tasks) with state (paused and why), triggers,
            next run and last run.
   runs     One automation's run history, newest first: runs, skips and missed occurrences.

@@ -20,15 +20,13 @@ export function main(argv: string[], io: CliIo = processIo): number {
     }
     const dbPath = args.db ?? defaultDbPath(io.env);
     if (args.command === "dashboard") return dashboardCommand(dbPath, args, io);
-    if (args.command === "automations" || args.command === "runs") {
-      (args.command === "automations" ? automationsCommand : runsCommand)(dbPath, args, io);
-      return 0;
-    }
     const reader = openReader(dbPath);
     try {
       if (args.command === "list") listCommand(reader, args, io);
       if (args.command === "show") showCommand(reader, args, io);
       if (args.command === "export") exportCommand(reader, dbPath, io);
+      if (args.command === "automations") automationsCommand(reader, args, io);
+      if (args.command === "runs") runsCommand(reader, args, io);
     } finally {
       reader.close();
     }

@@ -5,24 +5,15 @@ import { CliError } from "./cli-error.ts";
 import type { CliIo } from "./cli-io.ts";
 import type { CliArgs } from "./parse-cli-args.ts";
 import { formatElapsed, formatTime } from "./format-time.ts";
-import { readRun } from "../evidence/evidence-collector.ts";
 import { evidenceDetails } from "../evidence/evidence-summary.ts";
-import type { RunEvidence } from "../evidence/evidence-types.ts";
 
 export function showCommand(reader: TaskReader, args: CliArgs, io: CliIo): void {
   const task = findOne(reader, args.operands[0]!);
   const events = reader.events(task.projectId, task.id);
-  const evidence = runsOf(reader, task);
+  const evidence = reader.evidence(task);
   if (args.json) return io.stdout(JSON.stringify({ ...task, events, evidence }, null, 2) + "\n");
   const evidenceText = evidence.map(evidenceDetails).join("\n") + "\n";
   io.stdout([details(task), text("Prompt", task.prompt), outcome(task), evidenceText, timeline(task, events)].join("\n"));
-}
-
-/** Every run's evidence (files, commands, failed tools), oldest run first. */
-function runsOf(reader: TaskReader, task: ProjectTask): RunEvidence[] {
-  const store = reader.evidence(task.projectId);
-  if (!store) return [];
-  return Array.from({ length: task.resumeCount + 1 }, (_, run) => readRun(store, task.id, run));
 }
 
 function findOne(reader: TaskReader, prefix: string): ProjectTask {

@@ -1,3 +1,6 @@
+/** One day in milliseconds: retention, the dashboard's "last day", date filters. */
+export const DAY_MS = 86_400_000;
+
 /** Time as the core sees it; tests inject a fake one so nothing sleeps. */
 export interface Clock {
   now(): number;

@@ -1,7 +1,7 @@
 import type { HostEvent } from "../host/host.ts";
-import { isSettled, type ModelRef } from "./task.ts";
+import { isSettled, UNSETTLED_STATUSES, type ModelRef } from "./task.ts";
 import type { TaskSummary } from "./task-summary.ts";
-import { UNSETTLED, type TaskLifecycle } from "./task-lifecycle.ts";
+import type { TaskLifecycle } from "./task-lifecycle.ts";
 import type { CoreContext } from "./core-context.ts";
 import type { ParentNotifier } from "./parent-notifier.ts";
 
@@ -92,7 +92,7 @@ export class EventRouter {
 
   private onParentAborted(sessionID: string): void {
     if (!this.config.cancelChildrenOnParentAbort) return;
-    const children = this.ctx.store.list({ parentSessionID: sessionID, statuses: UNSETTLED, includeCleared: true });
+    const children = this.ctx.store.list({ parentSessionID: sessionID, statuses: UNSETTLED_STATUSES, includeCleared: true });
     for (const child of queuedFirst(children)) {
       this.ctx.log.detach(`Could not cancel task ${child.id}`, this.life.cancel(child, "The parent session was aborted (cancelChildrenOnParentAbort)."));
     }

@@ -1,4 +1,4 @@
-import { isSettled, transition, type Task, type TaskStatus } from "./task.ts";
+import { isSettled, RUNNING_STATUSES, transition, UNSETTLED_STATUSES, type Task, type TaskStatus } from "./task.ts";
 import type { TaskSummary } from "./task-summary.ts";
 import { TaskError, errorMessage } from "./errors.ts";
 import { judgeCompletion, type CompletionVerdict } from "./completion-check.ts";
@@ -9,9 +9,6 @@ import type { CoreContext } from "./core-context.ts";
 import { SettleEvents } from "./settle-events.ts";
 import type { RunEndDecision, TaskHooks } from "./task-hooks.ts";
 
-export const ACTIVE: TaskStatus[] = ["running", "resumed"];
-/** Not settled: waiting for a slot or running. */
-export const UNSETTLED: TaskStatus[] = ["queued", ...ACTIVE];
 /** Enough of a child's newest messages to judge its last run. */
 export const RECENT_MESSAGES = 6;
 
@@ -67,7 +64,7 @@ export class TaskLifecycle {
       this.ctx.store.save(task);
       this.ctx.store.appendEvent({ taskId, at: now, kind: `status:${to}`, detail: fields.error });
       if (notify && task.notify !== false) {
-        const siblingsBusy = this.ctx.store.list({ parentSessionID: task.parentSessionID, statuses: UNSETTLED, includeCleared: true }).length > 0;
+        const siblingsBusy = this.ctx.store.list({ parentSessionID: task.parentSessionID, statuses: UNSETTLED_STATUSES, includeCleared: true }).length > 0;
         this.notifier.record(task, to === "error" || (to === "completed" && !siblingsBusy));
       }
       this.events.emitSettling(task);
@@ -119,7 +116,7 @@ export class TaskLifecycle {
     this.checking.add(taskId);
     try {
       const task = this.ctx.store.get(taskId);
-      if (!task || !ACTIVE.includes(task.status)) return;
+      if (!task || !RUNNING_STATUSES.includes(task.status)) return;
       let verdict: CompletionVerdict = fromEvents ? judgeCompletion(task, this.answers.recent(taskId)) : { kind: "pending" };
       if (verdict.kind === "pending") verdict = judgeCompletion(task, await this.ctx.host.recentMessages(taskId, RECENT_MESSAGES));
       if (verdict.kind === "completed") await this.endRun(task, verdict.result);
@@ -147,7 +144,7 @@ export class TaskLifecycle {
   /** Sends a running child back to work in the same run (no one typed "continue"). */
   private async continueRun(taskId: string, prompt: string, detail: string): Promise<void> {
     const task = this.ctx.store.get(taskId);
-    if (!task || !ACTIVE.includes(task.status)) return;
+    if (!task || !RUNNING_STATUSES.includes(task.status)) return;
     const now = this.ctx.clock.now();
     task.promptedAt = now;
     task.progress = this.progress.get(taskId) ?? task.progress;
@@ -170,7 +167,7 @@ export class TaskLifecycle {
 
   /** Whole tasks: few (bounded by the concurrency limits), and their callers need the prompt. */
   activeTasks(): Task[] {
-    return this.ctx.store.list({ statuses: ACTIVE, includeCleared: true }).flatMap((t) => this.ctx.store.get(t.id) ?? []);
+    return this.ctx.store.list({ statuses: RUNNING_STATUSES, includeCleared: true }).flatMap((t) => this.ctx.store.get(t.id) ?? []);
   }
 
   logError(message: string, error: unknown): void {

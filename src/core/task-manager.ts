@@ -1,7 +1,7 @@
 import type { Clock } from "./clock.ts";
 import type { Host, HostEvent } from "../host/host.ts";
 import type { TaskStore } from "./task-store.ts";
-import { isSettled, type ModelRef, type Task, type TaskStatus } from "./task.ts";
+import { isSettled, UNSETTLED_STATUSES, type ModelRef, type Task, type TaskStatus } from "./task.ts";
 import type { TaskSummary } from "./task-summary.ts";
 import { TaskError } from "./errors.ts";
 import { SettleWaiters, type WaitOutcome } from "./settle-waiters.ts";
@@ -10,7 +10,7 @@ import { CoreLog, type CoreContext } from "./core-context.ts";
 import { Poller } from "./poller.ts";
 import { lookupTasks } from "./task-ids.ts";
 import { recoverTasks } from "./recovery.ts";
-import { TaskLifecycle, UNSETTLED } from "./task-lifecycle.ts";
+import { TaskLifecycle } from "./task-lifecycle.ts";
 import { TaskScheduler } from "./task-scheduler.ts";
 import { TaskWatch } from "./task-watch.ts";
 import { EventRouter } from "./event-router.ts";
@@ -254,7 +254,7 @@ export class TaskManager {
   }
 
   private hasWork(): boolean {
-    return this.ctx.store.list({ statuses: UNSETTLED, includeCleared: true }).length > 0 || this.notifier.waitingParents().length > 0;
+    return this.ctx.store.list({ statuses: UNSETTLED_STATUSES, includeCleared: true }).length > 0 || this.notifier.waitingParents().length > 0;
   }
 
   private requireOne(taskId: string): Task {

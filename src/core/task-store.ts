@@ -28,7 +28,7 @@ export type PendingNotification = {
 
 export type TaskFilter = {
   parentSessionID?: string;
-  statuses?: TaskStatus[];
+  statuses?: readonly TaskStatus[];
   /** Tasks hidden by background_clear are left out unless this is true. */
   includeCleared?: boolean;
 };

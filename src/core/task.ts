@@ -3,6 +3,10 @@
 export type TaskStatus = "queued" | "running" | "completed" | "error" | "cancelled" | "resumed";
 
 export const SETTLED_STATUSES: readonly TaskStatus[] = ["completed", "error", "cancelled"];
+/** A child session is working on it: its first run, or again after a resume. */
+export const RUNNING_STATUSES: readonly TaskStatus[] = ["running", "resumed"];
+/** Not settled: waiting for a slot or running. */
+export const UNSETTLED_STATUSES: readonly TaskStatus[] = ["queued", ...RUNNING_STATUSES];
 
 export type ModelRef = { providerID: string; modelID: string };
 

@@ -1,15 +1,15 @@
+import { DAY_MS } from "../core/clock.ts";
 import type { Run, Trigger } from "../automations/automation.ts";
 import { describeTrigger, nextOccurrence } from "../automations/trigger-spec.ts";
 import type { InboxCommand } from "../inbox/inbox-command.ts";
 import { commandButton, commandList } from "./controls.ts";
-import type { DashboardReader, ProjectAutomation, ProjectRef, RunFilter } from "./dashboard-reader.ts";
+import type { ProjectAutomation, ProjectRef, RunFilter, TaskReader } from "../store/task-reader.ts";
 import { durationChart } from "./duration-chart.ts";
 import { html, type SafeHtml } from "./html.ts";
 import { duration, layout, preview, projectName, status, taskHref, time } from "./page-layout.ts";
 
 const NEXT_SHOWN = 3;
 const RUN_STATUSES = ["completed", "error", "cancelled", "running", "starting", "waiting", "skipped", "missed"];
-const DAY_MS = 86_400_000;
 
 export type AutomationData = {
   automation: ProjectAutomation;
@@ -19,7 +19,7 @@ export type AutomationData = {
   commands: InboxCommand[];
 };
 
-export function readAutomation(reader: DashboardReader, project: string, params: URLSearchParams): AutomationData | undefined {
+export function readAutomation(reader: TaskReader, project: string, params: URLSearchParams): AutomationData | undefined {
   const automation = reader.automation(project, params.get("id") ?? "");
   if (!automation) return undefined;
   const filter = { status: params.get("status") ?? "", trigger: params.get("trigger") ?? "", from: params.get("from") ?? "", to: params.get("to") ?? "" };

@@ -1,21 +1,24 @@
-import type { DashboardReader, ProjectRef } from "./dashboard-reader.ts";
+import type { ProjectRef, TaskReader } from "../store/task-reader.ts";
 import { html } from "./html.ts";
 import { homePage, readHome } from "./home-page.ts";
 import { layout } from "./page-layout.ts";
 import { taskPage } from "./task-page.ts";
 import { automationPage, readAutomation } from "./automation-page.ts";
 
+/** The most events a task page shows: a page costs the same however long a task ran. */
+const TIMELINE_LIMIT = 500;
+
 export type PageResult = { status: number; body: string };
 
 /** GET pages: home, one task, one automation. */
-export function routePage(reader: DashboardReader, url: URL, now: number): PageResult {
+export function routePage(reader: TaskReader, url: URL, now: number): PageResult {
   const project = url.searchParams.get("project") || undefined;
   const frame = { projects: reader.projects(), project, path: url.pathname + url.search };
   if (url.pathname === "/") return ok(homePage(readHome(reader, project, now), frame, now).value);
   if (url.pathname === "/task") {
     const task = project && reader.task(project, url.searchParams.get("id") ?? "");
     if (!task) return notFound(frame, "No such task in this database (it may have been removed by retention).");
-    const data = { task, events: reader.events(task.projectId, task.id), evidence: reader.evidence(task), commands: reader.commands(task.projectId, 20) };
+    const data = { task, events: reader.events(task.projectId, task.id, TIMELINE_LIMIT), evidence: reader.evidence(task), commands: reader.commands(task.projectId, 20) };
     return ok(taskPage(data, frame, now).value);
   }
   if (url.pathname === "/automation") {

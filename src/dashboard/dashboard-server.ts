@@ -6,10 +6,11 @@ import { migrate } from "../store/migrations.ts";
 import { openSqlite, type SqliteDatabase } from "../store/sqlite-driver.ts";
 import { APP_CSS, APP_JS } from "./assets.ts";
 import { DashboardAuth } from "./dashboard-auth.ts";
-import { DashboardReader } from "./dashboard-reader.ts";
+import { LazyReader } from "./lazy-reader.ts";
 import { routePage } from "./dashboard-routes.ts";
 import { readCommandForm } from "./command-form.ts";
 import { LiveFeed } from "./live-feed.ts";
+import { waitingPage } from "./waiting-page.ts";
 
 export type DashboardOptions = {
   dbPath: string;
@@ -38,14 +39,19 @@ const SECURITY_HEADERS = {
   "cache-control": "no-store",
 };
 
-/** Serves the dashboard on host:port from the database at dbPath (read-only; commands go to the inbox). */
+/**
+ * Serves the dashboard on host:port from the database at dbPath (read-only; commands go to the
+ * inbox). The database may not exist yet: the pages say how to get one until the plugin creates it.
+ */
 export async function startDashboard(options: DashboardOptions): Promise<Dashboard> {
-  const reader = DashboardReader.open(options.dbPath);
+  const reader = new LazyReader(options.dbPath);
   const auth = new DashboardAuth(options.token);
   const now = options.now ?? Date.now;
   const feed = new LiveFeed(() => reader.dataVersion(), options.livePollMs);
   let writer: SqliteDatabase | undefined;
-  const inbox = () => {
+  // Opened at the first command, and only into a database the plugin made: the dashboard never creates one.
+  const inbox = (): CommandInbox | undefined => {
+    if (!reader.get()) return undefined;
     if (!writer) {
       writer = openSqlite(options.dbPath);
       migrate(writer);
@@ -71,14 +77,17 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
       if (url.pathname !== "/command") return fail(res, 404, "No such action.");
       const form = await readCommandForm(req);
       if ("error" in form) return fail(res, 400, form.error);
-      inbox().submit(form.project, form.kind, form.target, now());
+      const target = inbox();
+      if (!target) return fail(res, 409, "There is no database yet, so there is nothing to command: OpenCode creates it when it starts with the plugin.");
+      target.submit(form.project, form.kind, form.target, now());
       res.writeHead(303, { location: form.back }).end();
       return;
     }
     if (url.pathname === "/events") return feed.add(res);
     if (url.pathname === "/app.js") return send(res, 200, "text/javascript; charset=utf-8", APP_JS);
     if (url.pathname === "/app.css") return send(res, 200, "text/css; charset=utf-8", APP_CSS);
-    const page = routePage(reader, url, now());
+    const ready = reader.get();
+    const page = ready ? routePage(ready, url, now()) : waitingPage(reader.path, reader.problem, url);
     send(res, page.status, "text/html; charset=utf-8", page.body);
   }
 

@@ -1,11 +1,9 @@
-import type { ProjectTask } from "../store/task-reader.ts";
+import { DAY_MS } from "../core/clock.ts";
 import type { InboxCommand } from "../inbox/inbox-command.ts";
 import { commandButton, commandList } from "./controls.ts";
-import type { DashboardReader, ProjectAutomation, ProjectRef, ProjectRun } from "./dashboard-reader.ts";
+import type { ProjectAutomation, ProjectRef, ProjectRun, ProjectTask, TaskReader } from "../store/task-reader.ts";
 import { html, type SafeHtml } from "./html.ts";
 import { automationHref, duration, elapsed, layout, preview, status, taskHref, time } from "./page-layout.ts";
-
-const DAY_MS = 86_400_000;
 
 export type AttentionItem = { kind: string; text: string; href: string; at?: number };
 
@@ -19,7 +17,7 @@ export type HomeData = {
   permissions: Map<string, { title: string; at: number }>;
 };
 
-export function readHome(reader: DashboardReader, project: string | undefined, now: number): HomeData {
+export function readHome(reader: TaskReader, project: string | undefined, now: number): HomeData {
   const automations = reader.automations(project);
   const active = reader.activeTasks(project);
   const permissions = reader.permissionWaits(active);
@@ -39,7 +37,7 @@ export function readHome(reader: DashboardReader, project: string | undefined, n
 }
 
 /** Failed runs of the last day, paused automations with the reason, evidence flags, report-to sessions gone. */
-function attention(reader: DashboardReader, automations: ProjectAutomation[], project: string | undefined, since: number): AttentionItem[] {
+function attention(reader: TaskReader, automations: ProjectAutomation[], project: string | undefined, since: number): AttentionItem[] {
   const items: AttentionItem[] = [];
   for (const t of reader.failedSince(since, project)) {
     items.push({ kind: "failed", text: `${t.description}: ${preview(t.error, 160)}`, href: taskHref(t.projectId, t.id), at: t.settledAt });

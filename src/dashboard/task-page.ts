@@ -1,17 +1,15 @@
 import { parseRunBatchId } from "../automations/automation.ts";
+import { UNSETTLED_STATUSES } from "../core/task.ts";
 import type { TaskEvent } from "../core/task-store.ts";
 import { evidenceDetails } from "../evidence/evidence-summary.ts";
 import type { RunEvidence } from "../evidence/evidence-types.ts";
-import type { ProjectTask } from "../store/task-reader.ts";
+import type { ProjectRef, ProjectTask } from "../store/task-reader.ts";
 import type { InboxCommand } from "../inbox/inbox-command.ts";
 import { commandButton, commandList } from "./controls.ts";
 import { html, type SafeHtml } from "./html.ts";
 import { automationHref, duration, elapsed, layout, projectName, status, time } from "./page-layout.ts";
-import type { ProjectRef } from "./dashboard-reader.ts";
 
 export type TaskData = { task: ProjectTask; events: TaskEvent[]; evidence: RunEvidence[]; commands: InboxCommand[] };
-
-const ACTIVE = ["queued", "running", "resumed"];
 
 export function taskPage(data: TaskData, frame: { projects: ProjectRef[]; project?: string; path: string }, now: number): SafeHtml {
   const t = data.task;
@@ -21,14 +19,14 @@ export function taskPage(data: TaskData, frame: { projects: ProjectRef[]; projec
 <h1>${t.description}</h1>
 <dl class="fields">
 <dt>Task</dt><dd class="id">${t.id}</dd>
-<dt>Status</dt><dd id="task-status">${status(t.status)} ${ACTIVE.includes(t.status) ? commandButton("cancel_task", t.projectId, t.id, frame.path) : ""}</dd>
+<dt>Status</dt><dd id="task-status">${status(t.status)} ${UNSETTLED_STATUSES.includes(t.status) ? commandButton("cancel_task", t.projectId, t.id, frame.path) : ""}</dd>
 <dt>Project</dt><dd>${projectName(frame.projects, t.projectId)}</dd>
 <dt>Agent</dt><dd>${t.agent} (${t.model.providerID}/${t.model.modelID})</dd>
 <dt>Parent session</dt><dd class="id">${t.parentSessionID}</dd>
 <dt>Batch</dt><dd class="id">${t.batchId}${run ? html` — run ${run.runNo} of <a href="${automationHref(t.projectId, run.automationId)}">automation ${run.automationId}</a>` : ""}</dd>
 <dt>Created</dt><dd>${time(t.createdAt)}</dd>
 <dt>Started</dt><dd>${time(t.startedAt)}</dd>
-<dt>Settled</dt><dd>${time(t.settledAt)} (${ACTIVE.includes(t.status) ? html`running for ${elapsed(t.startedAt ?? t.createdAt, now)}` : `took ${duration(t.startedAt ?? t.createdAt, t.settledAt)}`})</dd>
+<dt>Settled</dt><dd>${time(t.settledAt)} (${UNSETTLED_STATUSES.includes(t.status) ? html`running for ${elapsed(t.startedAt ?? t.createdAt, now)}` : `took ${duration(t.startedAt ?? t.createdAt, t.settledAt)}`})</dd>
 <dt>Progress</dt><dd>${t.progress.toolCalls} tool calls${t.progress.lastTools.length ? `, last: ${t.progress.lastTools.join(", ")}` : ""}</dd>
 <dt>Open in OpenCode</dt><dd><code>opencode --session ${t.id}</code> (in the project's directory)</dd>
 </dl>

@@ -7,7 +7,7 @@ export function defaultLoaders(options: { githubApiUrl: string }): SourceLoaders
     watch: async () => (await import("./watch-source.ts")).startWatchSource,
     github: async () => {
       const { startGithubSource, githubToken } = await import("./github-source.ts");
-      return (spec, ctx) => startGithubSource(spec, ctx, { apiUrl: options.githubApiUrl, token: githubToken });
+      return (spec, ctx) => startGithubSource(spec, ctx, { apiUrl: options.githubApiUrl, token: () => githubToken({ apiUrl: options.githubApiUrl }) });
     },
     webhookListener: async () => (await import("./webhook-listener.ts")).startWebhookListener,
   };

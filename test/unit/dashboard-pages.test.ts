@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Automation, Run } from "../../src/automations/automation.ts";
 import { AutomationStore } from "../../src/automations/automation-store.ts";
-import { DashboardReader } from "../../src/dashboard/dashboard-reader.ts";
+import { TaskReader } from "../../src/store/task-reader.ts";
 import { routePage } from "../../src/dashboard/dashboard-routes.ts";
 import { durationChart } from "../../src/dashboard/duration-chart.ts";
 import { escapeHtml, html } from "../../src/dashboard/html.ts";
@@ -32,7 +32,7 @@ function run(automationId: string, n: number, overrides: Partial<Run> = {}): Omi
 
 describe("dashboard pages", () => {
   let dir: string;
-  let reader: DashboardReader;
+  let reader: TaskReader;
   const page = (path: string) => routePage(reader, new URL(path, "http://127.0.0.1"), NOW);
 
   before(() => {
@@ -57,7 +57,7 @@ describe("dashboard pages", () => {
     const unnamed = SqliteTaskStore.open({ path, projectId: "4f1e9ab0hash" });
     unnamed.save(runningTask("ses_unnamed", { createdAt: NOW - HOUR }));
     unnamed.close();
-    reader = DashboardReader.open(path);
+    reader = TaskReader.open(path);
   });
 
   after(() => {
@@ -127,7 +127,7 @@ describe("dashboard pages", () => {
     store.save(runningTask("ses_1"));
     store.db.exec("DROP TABLE projects"); // as a version-8 database has it
     store.close();
-    const old = DashboardReader.open(path);
+    const old = TaskReader.open(path);
     try {
       assert.deepEqual(old.projects(), [{ id: "p1" }]);
     } finally {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { request } from "node:http";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -225,5 +225,66 @@ describe("dashboard server on every interface (--host 0.0.0.0)", () => {
       await d.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("dashboard server before the plugin has created the database", () => {
+  let dir: string;
+  let db: string;
+  let d: Dashboard;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "dash-none-"));
+    db = join(dir, "not-yet", "tasks.db");
+    d = await startDashboard({ dbPath: db, port: 0, host: "127.0.0.1", token: TOKEN, livePollMs: 20 });
+  });
+
+  after(async () => {
+    await d?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("serves a page that says what will be here and how to get there, and creates nothing", async () => {
+    const home = await send(d, "GET", "/", { cookie });
+    assert.equal(home.status, 200);
+    assert.match(home.body, /No background tasks yet/);
+    assert.ok(home.body.includes(db), "names the file it waits for");
+    assert.match(home.body, /opencode\.json/);
+    assert.ok(home.body.includes("{ &quot;plugin&quot;: [&quot;opencode-background-tasks&quot;] }"), "the install line");
+    assert.match(home.body, /ask the agent for a background task/);
+    assert.match(home.body, /<main id="main" data-live>/, "live, so the home page replaces it");
+    assert.equal((await send(d, "GET", "/task?project=p&id=ses_x", { cookie })).status, 404);
+    assert.equal((await send(d, "GET", "/app.js", { cookie })).status, 200);
+    assert.equal(existsSync(join(dir, "not-yet")), false, "not even the folder");
+  });
+
+  it("refuses a command while there is no database, and does not create one", async () => {
+    const body = form({ kind: "cancel_task", project: "p", target: "ses_x", back: "/" });
+    const reply = await send(d, "POST", "/command", { cookie, "content-type": FORM, origin: d.origin }, body);
+    assert.equal(reply.status, 409);
+    assert.match(reply.body, /no database yet, so there is nothing to command/);
+    assert.equal(existsSync(db), false);
+  });
+
+  it("picks the database up when the plugin creates it: the open page hears a change, the next load shows the task", async () => {
+    const events = await openEvents(d);
+    try {
+      mkdirSync(join(dir, "not-yet"));
+      writeFileSync(db, ""); // the instant between the plugin creating the file and migrating it
+      assert.match((await send(d, "GET", "/", { cookie })).body, /No background tasks yet/);
+      const store = SqliteTaskStore.open({ path: db, projectId: "proj_new" });
+      store.save(task("ses_first", { description: "The very first task" }));
+      store.close();
+      assert.match(await events.next(), /^event: change\ndata: \d+/);
+    } finally {
+      events.close();
+    }
+    const home = await send(d, "GET", "/", { cookie });
+    assert.equal(home.status, 200);
+    assert.doesNotMatch(home.body, /No background tasks yet/);
+    assert.match(home.body, /The very first task/);
+    assert.match(home.body, /Running and queued \(1\)/);
+    const command = await send(d, "POST", "/command", { cookie, "content-type": FORM, origin: d.origin }, form({ kind: "cancel_task", project: "proj_new", target: "ses_first", back: "/" }));
+    assert.equal(command.status, 303, "commands work once it exists");
   });
 });
