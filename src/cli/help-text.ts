@@ -7,6 +7,7 @@ Usage:
   opencode-background-tasks dashboard [--port 4098] [--host 127.0.0.1] [--open]
   opencode-background-tasks automations [--project <id>] [--json]
   opencode-background-tasks runs <automation id or unique prefix> [--json]
+  opencode-background-tasks webhooks [--project <id>] [--show-secret] [--json]
   opencode-background-tasks --help
 
 Commands:
@@ -20,6 +21,8 @@ Commands:
   automations  Automations (scheduled background tasks) with state (paused and why), triggers,
            next run and last run.
   runs     One automation's run history, newest first: runs, skips and missed occurrences.
+  webhooks Webhook triggers: name, URL, automation, deliveries waiting; --show-secret prints
+           the signing secrets (shown once when created, and only here after that).
 
 Options:
   --db <path>         The database file. Default: $XDG_DATA_HOME/opencode-background-tasks/tasks.db

@@ -3,6 +3,7 @@ import { CliError } from "./cli-error.ts";
 import { processIo, type CliIo } from "./cli-io.ts";
 import { dashboardCommand } from "./dashboard-command.ts";
 import { automationsCommand, runsCommand } from "./automations-command.ts";
+import { webhooksCommand } from "./webhooks-command.ts";
 import { exportCommand } from "./export-command.ts";
 import { HELP_TEXT } from "./help-text.ts";
 import { listCommand } from "./list-command.ts";
@@ -27,6 +28,7 @@ export function main(argv: string[], io: CliIo = processIo): number {
       if (args.command === "export") exportCommand(reader, dbPath, io);
       if (args.command === "automations") automationsCommand(reader, args, io);
       if (args.command === "runs") runsCommand(reader, args, io);
+      if (args.command === "webhooks") webhooksCommand(reader, args, io);
     } finally {
       reader.close();
     }

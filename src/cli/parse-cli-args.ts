@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import type { TaskStatus } from "../core/task.ts";
 import { usageError } from "./cli-error.ts";
 
-export type CliCommand = "list" | "show" | "export" | "dashboard" | "automations" | "runs" | "help";
+export type CliCommand = "list" | "show" | "export" | "dashboard" | "automations" | "runs" | "webhooks" | "help";
 
 export type CliArgs = {
   command: CliCommand;
@@ -14,6 +14,8 @@ export type CliArgs = {
   statuses?: TaskStatus[];
   all: boolean;
   json: boolean;
+  /** webhooks: print the secrets. */
+  showSecret?: boolean;
   /** dashboard: where to listen, and whether to open a browser. */
   port?: number;
   host?: string;
@@ -31,6 +33,7 @@ const OPTIONS = {
   port: { type: "string" },
   host: { type: "string" },
   open: { type: "boolean" },
+  "show-secret": { type: "boolean" },
 } as const;
 
 const ALLOWED_OPTIONS: Record<Exclude<CliCommand, "help">, string[]> = {
@@ -40,6 +43,7 @@ const ALLOWED_OPTIONS: Record<Exclude<CliCommand, "help">, string[]> = {
   dashboard: ["db", "port", "host", "open"],
   automations: ["db", "project", "json"],
   runs: ["db", "project", "json"],
+  webhooks: ["db", "project", "json", "show-secret"],
 };
 
 const STATUSES: Record<TaskStatus, true> = { queued: true, running: true, resumed: true, completed: true, error: true, cancelled: true };
@@ -49,7 +53,7 @@ export function parseCliArgs(argv: string[]): CliArgs {
   const [command, ...operands] = positionals;
   if (values.help || command === "help") return { command: "help", operands: [], all: false, json: false };
   if (command === undefined) throw usageError("No command given.");
-  if (!isCommand(command)) throw usageError(`Unknown command '${command}'. Commands: list, show, export, dashboard, automations, runs.`);
+  if (!isCommand(command)) throw usageError(`Unknown command '${command}'. Commands: list, show, export, dashboard, automations, runs, webhooks.`);
   for (const name of Object.keys(values)) {
     if (!ALLOWED_OPTIONS[command].includes(name)) throw usageError(`--${name} does not apply to ${command}.`);
   }
@@ -63,6 +67,7 @@ export function parseCliArgs(argv: string[]): CliArgs {
     statuses: values.status && parseStatuses(values.status),
     all: values.all ?? false,
     json: values.json ?? false,
+    ...(command === "webhooks" ? { showSecret: values["show-secret"] ?? false } : {}),
     ...(command === "dashboard" ? { port: parsePort(values.port), host: values.host ?? "127.0.0.1", open: values.open ?? false } : {}),
   };
 }

@@ -21,6 +21,7 @@ export type ProjectNotification = PendingNotification & { projectId: string; del
 export type ProjectAutomation = Automation & { projectId: string; triggers: Trigger[]; lastRun?: Run };
 export type ProjectRun = Run & { projectId: string; title?: string };
 export type ProjectRef = { id: string; directory?: string };
+export type ProjectWebhook = { name: string; projectId: string; triggerId: string; automationId: string; title?: string; url?: string; secret: string; waiting: number };
 export type RunFilter = { status?: string; trigger?: string; from?: number; to?: number; limit?: number };
 
 export type TaskQuery = {
@@ -165,6 +166,20 @@ export class TaskReader {
       WHERE e.kind = 'contradiction' AND e.data <> '[]' AND t.settled_at >= ? ${projectId ? "AND t.project_id = ?" : ""}
       ORDER BY t.settled_at DESC LIMIT ${limit}`).all(...params)
       .map((row) => ({ task: toProjectTask(row), message: flagMessage(row.flag) }));
+  }
+
+  /** Every project's webhooks: name, project, trigger, automation, URL and secret (the CLI hides it unless asked). */
+  webhooks(projectId?: string): ProjectWebhook[] {
+    if (!this.has("webhooks")) return [];
+    return this.sql(`SELECT w.name, w.project_id, w.trigger_id, w.secret, t.automation_id, t.spec, a.title,
+      (SELECT count(*) FROM webhook_deliveries d WHERE d.trigger_id = w.trigger_id AND d.status IN ('pending', 'claimed')) AS waiting
+      FROM webhooks w JOIN automation_triggers t ON t.project_id = w.project_id AND t.id = w.trigger_id
+      LEFT JOIN automations a ON a.project_id = t.project_id AND a.id = t.automation_id
+      ${projectId ? "WHERE w.project_id = ?" : ""} ORDER BY w.created_at`).all(...(projectId ? [projectId] : [])).map((row) => ({
+      name: String(row.name), projectId: String(row.project_id), triggerId: String(row.trigger_id), automationId: String(row.automation_id),
+      title: row.title == null ? undefined : String(row.title), url: (JSON.parse(String(row.spec)) as { url?: string }).url,
+      secret: String(row.secret), waiting: Number(row.waiting),
+    }));
   }
 
   automations(projectId?: string, limit = 500): ProjectAutomation[] {

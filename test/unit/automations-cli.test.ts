@@ -49,3 +49,20 @@ describe("CLI: automations and runs", () => {
     assert.equal(run(["runs", "--db", db.path]).code, 2);
   });
 });
+
+describe("CLI: webhooks", () => {
+  it("lists webhooks with their URL; the secret only with --show-secret", () => {
+    const db = tempDb();
+    after(() => db.cleanup());
+    const loaders = { watch: async () => assert.fail(), command: async () => assert.fail(), github: async () => assert.fail(), webhookListener: async () => async () => ({ listening: false, reason: "test" }) };
+    const f = automationFixture(db.path, {}, { loaders: loaders as never });
+    const a = f.create({ title: "deploys" }, [{ webhook: "deploy", secret: "whsec_clisecret-clisecret" }]);
+    f.close();
+    const hidden = run(["webhooks", "--db", db.path]);
+    assert.equal(hidden.code, 0, hidden.stderr);
+    assert.match(hidden.stdout, new RegExp(`deploy +.*${a.id} deploys +0 +\\(hidden: --show-secret\\)`));
+    assert.doesNotMatch(hidden.stdout, /clisecret/);
+    assert.match(run(["webhooks", "--db", db.path, "--show-secret"]).stdout, /whsec_clisecret-clisecret/);
+    assert.doesNotMatch(run(["export", "--db", db.path]).stdout, /clisecret/, "export leaves webhook secrets out");
+  });
+});
