@@ -9,6 +9,7 @@ import type { RunningSource, SourceContext, TriggerEvent } from "../../src/trigg
 import { noteForWatchError, startWatchSource, type WatchSpec } from "../../src/triggers/watch-source.ts";
 import { Burst, burstEvent } from "../../src/triggers/watch-burst.ts";
 import { watchScope } from "../../src/triggers/watch-paths.ts";
+import { watchedDirectories } from "../../src/triggers/watch-hub.ts";
 
 const DEBOUNCE_MS = 150;
 /** Long enough for a file event to arrive and its burst to fire; used before a marker write. */
@@ -181,6 +182,30 @@ describe("watch source on real files", () => {
   });
 });
 
+describe("triggers sharing a project's watcher", () => {
+  it("a trigger added later sees its own folder; stopping one leaves the others; the last stop closes the watcher", async () => {
+    const p = project();
+    p.write("docs/guide.md");
+    const a = await watching(p.dir, ["src/"]);
+    const [b, c] = await Promise.all([watching(p.dir, ["docs/"]), watching(p.dir, ["**/*.md"], { ignore: ["docs/"] })]);
+    assert.deepEqual(watchedDirectories().filter((d) => d === p.dir), [p.dir], "one watcher for the project");
+    p.write("docs/guide.md", "edited\n");
+    p.write("README.md");
+    await until("docs and README events", () => b.events.length > 0 && c.events.length > 0);
+    await b.source.stop();
+    p.write("src/a.ts", "edited\n");
+    p.write("docs/guide.md", "again\n");
+    await until("the src event", () => a.events.length > 0);
+    await sleep(SETTLE_MS);
+    assert.deepEqual(a.events.map((e) => e.summary), ["src/a.ts changed"]);
+    assert.deepEqual(b.events.map((e) => e.summary), ["docs/guide.md changed"]);
+    assert.deepEqual(c.events.map((e) => e.summary), ["README.md added"]);
+    await a.source.stop();
+    await c.source.stop();
+    assert.deepEqual(watchedDirectories().filter((d) => d === p.dir), []);
+  });
+});
+
 describe("watch scope", () => {
   it("watches the smallest roots and skips what cannot match", () => {
     const s = watchScope(["src/", "src/lib/**/*.ts", "test/**/*.ts", "packages/a/README.md"], ["**/*.log"], (rel) => rel === "src/gen");
@@ -195,6 +220,14 @@ describe("watch scope", () => {
     assert.equal(s.wanted("test/unit/a.ts"), true);
     assert.equal(s.wanted("test/unit/a.js"), false, "a glob matches files, not everything under its root");
     assert.equal(s.wanted("packages/a/README.md"), true);
+  });
+
+  it("a scope covers another when its roots contain the other's and it ignores no more", () => {
+    const whole = watchScope(["**/*.ts"], ["dist/"]);
+    assert.equal(whole.covers(watchScope(["src/"], ["dist/", "*.log"])), true);
+    assert.equal(whole.covers(watchScope(["src/"], [])), false, "the other wants dist/");
+    assert.equal(watchScope(["src/"], []).covers(watchScope(["docs/"], [])), false);
+    assert.equal(watchScope(["src/"], []).covers(watchScope(["src/lib/**/*.ts"], [])), true);
   });
 
   it("a pattern without a folder part watches the whole project", () => {
