@@ -4,7 +4,8 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { systemClock } from "../../src/core/clock.ts";
+import { systemClock, type Clock } from "../../src/core/clock.ts";
+import { FakeClock } from "../helpers/fake-clock.ts";
 import type { RunningSource, SourceContext, TriggerEvent } from "../../src/triggers/trigger-source.ts";
 import { noteForWatchError, startWatchSource, type WatchSpec } from "../../src/triggers/watch-source.ts";
 import { Burst, burstEvent } from "../../src/triggers/watch-burst.ts";
@@ -44,7 +45,9 @@ function project(opts: { git?: boolean } = {}) {
   return { dir, write, remove: (rel: string) => rmSync(join(dir, rel), { recursive: true, force: true }) };
 }
 
-async function watching(dir: string, paths: string[], extra: { ignore?: string[]; ownWrites?: Set<string> } = {}) {
+type Extra = { ignore?: string[]; ownWrites?: Set<string>; clock?: Clock; debounceMs?: number };
+
+async function watching(dir: string, paths: string[], extra: Extra = {}) {
   const events: TriggerEvent[] = [];
   const notes: (string | undefined)[] = [];
   const logs: string[] = [];
@@ -55,10 +58,11 @@ async function watching(dir: string, paths: string[], extra: { ignore?: string[]
     saveState: () => {},
     setNote: (note) => void notes.push(note),
     log: (level, message, data) => void logs.push(`${level} ${message} ${JSON.stringify(data ?? {})}`),
-    clock: systemClock,
+    clock: extra.clock ?? systemClock,
     ownWrites: () => extra.ownWrites ?? new Set(),
   };
-  const spec: WatchSpec = { kind: "watch", paths, ignore: extra.ignore ?? [], debounce: `${DEBOUNCE_MS}ms`, debounceMs: DEBOUNCE_MS };
+  const debounceMs = extra.debounceMs ?? DEBOUNCE_MS;
+  const spec: WatchSpec = { kind: "watch", paths, ignore: extra.ignore ?? [], debounce: `${debounceMs}ms`, debounceMs };
   const source: RunningSource = await startWatchSource(spec, ctx);
   after(() => source.stop());
   return { events, notes, logs, source };
@@ -156,6 +160,22 @@ describe("watch source on real files", () => {
     await until("the event", () => w.events.length > 0);
     await sleep(SETTLE_MS);
     assert.deepEqual(w.events.map((e) => e.summary), ["src/mine.ts added"]);
+  });
+
+  it("a file that never goes quiet still fires once the burst is 10 s old (10 debounces, at least 10 s)", async () => {
+    const p = project();
+    const clock = new FakeClock();
+    const w = await watching(p.dir, ["src/"], { clock, debounceMs: 1000 });
+    let writes = 0;
+    while (w.events.length === 0 && writes < 15) {
+      p.write("src/log.ts", `line ${writes++}\n`);
+      await sleep(80); // the file event arrives in real time
+      await clock.advance(900); // always less than the debounce
+      await sleep(100); // a firing burst asks git (a real process) before it emits
+    }
+    // Writes at 0, 900, ... 9,900 ms: the 12th is the first after which 10,000 ms is reached.
+    assert.equal(writes, 12);
+    assert.deepEqual(w.events.map((e) => e.summary), ["src/log.ts added"]);
   });
 
   it("stop() drops the pending burst and nothing fires after it", async () => {
