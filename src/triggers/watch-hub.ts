@@ -1,5 +1,5 @@
 import { watch, type FSWatcher } from "chokidar";
-import { join, relative, sep } from "node:path";
+import { isAbsolute, join, relative, sep } from "node:path";
 import type { Clock } from "../core/clock.ts";
 import { openGitIgnore, type GitIgnore } from "./git-ignore.ts";
 import type { Change } from "./watch-burst.ts";
@@ -122,12 +122,13 @@ class WatchHub {
 
   /** Skipped paths are neither read nor watched: those every subscriber skips. */
   private skip(rel: string): boolean {
-    if (rel === "" || rel === ".." || rel.startsWith("../") || rel.startsWith("/")) return false;
+    if (rel === "" || outside(rel)) return false; // chokidar also watches the root's parent, for the root itself
     for (const scope of this.subs.values()) if (!scope.skip(rel)) return false;
     return true;
   }
 
   private dispatch(rel: string, change: Change): void {
+    if (outside(rel)) return;
     for (const [sub, scope] of this.subs) if (scope.wanted(rel)) sub.onFile(rel, change);
   }
 
@@ -161,6 +162,10 @@ class WatchHub {
   private toRel(abs: string): string {
     return relative(this.root, abs).split(sep).join("/");
   }
+}
+
+function outside(rel: string): boolean {
+  return rel === ".." || rel.startsWith("../") || isAbsolute(rel);
 }
 
 function ready(watcher: FSWatcher, clock: Clock, warn: (message: string) => void): Promise<void> {
