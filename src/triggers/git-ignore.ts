@@ -31,15 +31,39 @@ export async function openGitIgnore(directory: string): Promise<GitIgnore | unde
       .filter((path) => path.startsWith(repoPrefix))
       .map((path) => path.slice(repoPrefix.length)),
   );
-  return {
-    ignoredAtStart,
-    ignoredAmong: async (paths) => {
-      if (paths.length === 0) return new Set();
-      // Exit 1: none ignored. Tracked files are never reported, as in git itself.
-      const result = await git(directory, ["check-ignore", "--stdin", "-z"], paths.join("\0"));
-      if (result.code > 1) throw new Error(`git check-ignore failed: ${result.stderr.trim()}`);
-      return new Set(result.stdout.split("\0").filter(Boolean));
-    },
+  const checkIgnore = async (paths: string[]) => {
+    // Exit 1: none ignored. Tracked files are never reported, as in git itself.
+    const result = await git(directory, ["check-ignore", "--stdin", "-z"], paths.join("\0"));
+    if (result.code > 1) throw new Error(`git check-ignore failed: ${result.stderr.trim()}`);
+    return new Set(result.stdout.split("\0").filter(Boolean));
+  };
+  return { ignoredAtStart, ignoredAmong: batched(checkIgnore) };
+}
+
+type Waiting = { paths: string[]; resolve(ignored: Set<string>): void; reject(error: unknown): void };
+
+/**
+ * Questions asked in the same turn of the event loop share one git process: a save that ends the
+ * bursts of a hundred triggers on the project at once costs one `git check-ignore`, not a hundred.
+ */
+function batched(check: (paths: string[]) => Promise<Set<string>>): (paths: string[]) => Promise<Set<string>> {
+  let waiting: Waiting[] = [];
+  const flush = async () => {
+    const batch = waiting;
+    waiting = [];
+    try {
+      const ignored = await check([...new Set(batch.flatMap((w) => w.paths))]);
+      for (const w of batch) w.resolve(new Set(w.paths.filter((path) => ignored.has(path))));
+    } catch (error) {
+      for (const w of batch) w.reject(error);
+    }
+  };
+  return (paths) => {
+    if (paths.length === 0) return Promise.resolve(new Set());
+    return new Promise((resolve, reject) => {
+      waiting.push({ paths, resolve, reject });
+      if (waiting.length === 1) setImmediate(() => void flush());
+    });
   };
 }
 

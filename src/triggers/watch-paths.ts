@@ -41,6 +41,10 @@ export type WatchScope = {
   roots: string[];
   wanted: Match;
   skip: Match;
+  /** Whether a watcher built for this scope already sees everything `other` wants. */
+  covers(other: WatchScope): boolean;
+  /** The `ignore` patterns, normalized. */
+  ignore: string[];
 };
 
 /** `gitIgnored` answers for a path whose own name (not a parent's) git ignores. */
@@ -54,11 +58,16 @@ export function watchScope(paths: string[], ignore: string[], gitIgnored: Match 
   const ignored = (rel: string) =>
     rel.split("/").some((name) => ALWAYS_IGNORED.has(name)) ||
     selfOrParent(rel).some((p) => gitIgnored(p) || ignoreRules.some((r) => r.matches(p)));
-  return {
+  const scope: WatchScope = {
     roots,
+    ignore: ignore.map((p) => (p.endsWith("/") ? `${normalizePattern(p)}/` : normalizePattern(p))),
+    covers: (other) =>
+      other.roots.every((r) => roots.some((q) => q === "" || r === q || r.startsWith(`${q}/`))) &&
+      scope.ignore.every((p) => other.ignore.includes(p)),
     wanted: (rel) => rel !== "" && !ignored(rel) && rules.some((r) => r.matches(rel)),
     skip: (rel) => rel !== "" && (!(inRoot(rel) || onWayToRoot(rel)) || ignored(rel)),
   };
+  return scope;
 }
 
 function smallestRoots(roots: string[]): string[] {

@@ -4,11 +4,13 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { systemClock } from "../../src/core/clock.ts";
+import { systemClock, type Clock } from "../../src/core/clock.ts";
+import { FakeClock } from "../helpers/fake-clock.ts";
 import type { RunningSource, SourceContext, TriggerEvent } from "../../src/triggers/trigger-source.ts";
 import { noteForWatchError, startWatchSource, type WatchSpec } from "../../src/triggers/watch-source.ts";
 import { Burst, burstEvent } from "../../src/triggers/watch-burst.ts";
 import { watchScope } from "../../src/triggers/watch-paths.ts";
+import { watchedDirectories } from "../../src/triggers/watch-hub.ts";
 
 const DEBOUNCE_MS = 150;
 /** Long enough for a file event to arrive and its burst to fire; used before a marker write. */
@@ -43,7 +45,9 @@ function project(opts: { git?: boolean } = {}) {
   return { dir, write, remove: (rel: string) => rmSync(join(dir, rel), { recursive: true, force: true }) };
 }
 
-async function watching(dir: string, paths: string[], extra: { ignore?: string[]; ownWrites?: Set<string> } = {}) {
+type Extra = { ignore?: string[]; ownWrites?: Set<string>; clock?: Clock; debounceMs?: number };
+
+async function watching(dir: string, paths: string[], extra: Extra = {}) {
   const events: TriggerEvent[] = [];
   const notes: (string | undefined)[] = [];
   const logs: string[] = [];
@@ -54,10 +58,11 @@ async function watching(dir: string, paths: string[], extra: { ignore?: string[]
     saveState: () => {},
     setNote: (note) => void notes.push(note),
     log: (level, message, data) => void logs.push(`${level} ${message} ${JSON.stringify(data ?? {})}`),
-    clock: systemClock,
+    clock: extra.clock ?? systemClock,
     ownWrites: () => extra.ownWrites ?? new Set(),
   };
-  const spec: WatchSpec = { kind: "watch", paths, ignore: extra.ignore ?? [], debounce: `${DEBOUNCE_MS}ms`, debounceMs: DEBOUNCE_MS };
+  const debounceMs = extra.debounceMs ?? DEBOUNCE_MS;
+  const spec: WatchSpec = { kind: "watch", paths, ignore: extra.ignore ?? [], debounce: `${debounceMs}ms`, debounceMs };
   const source: RunningSource = await startWatchSource(spec, ctx);
   after(() => source.stop());
   return { events, notes, logs, source };
@@ -157,6 +162,22 @@ describe("watch source on real files", () => {
     assert.deepEqual(w.events.map((e) => e.summary), ["src/mine.ts added"]);
   });
 
+  it("a file that never goes quiet still fires once the burst is 10 s old (10 debounces, at least 10 s)", async () => {
+    const p = project();
+    const clock = new FakeClock();
+    const w = await watching(p.dir, ["src/"], { clock, debounceMs: 1000 });
+    let writes = 0;
+    while (w.events.length === 0 && writes < 15) {
+      p.write("src/log.ts", `line ${writes++}\n`);
+      await sleep(80); // the file event arrives in real time
+      await clock.advance(900); // always less than the debounce
+      await sleep(100); // a firing burst asks git (a real process) before it emits
+    }
+    // Writes at 0, 900, ... 9,900 ms: the 12th is the first after which 10,000 ms is reached.
+    assert.equal(writes, 12);
+    assert.deepEqual(w.events.map((e) => e.summary), ["src/log.ts added"]);
+  });
+
   it("stop() drops the pending burst and nothing fires after it", async () => {
     const p = project();
     const w = await watching(p.dir, ["src/"]);
@@ -181,6 +202,30 @@ describe("watch source on real files", () => {
   });
 });
 
+describe("triggers sharing a project's watcher", () => {
+  it("a trigger added later sees its own folder; stopping one leaves the others; the last stop closes the watcher", async () => {
+    const p = project();
+    p.write("docs/guide.md");
+    const a = await watching(p.dir, ["src/"]);
+    const [b, c] = await Promise.all([watching(p.dir, ["docs/"]), watching(p.dir, ["**/*.md"], { ignore: ["docs/"] })]);
+    assert.deepEqual(watchedDirectories().filter((d) => d === p.dir), [p.dir], "one watcher for the project");
+    p.write("docs/guide.md", "edited\n");
+    p.write("README.md");
+    await until("docs and README events", () => b.events.length > 0 && c.events.length > 0);
+    await b.source.stop();
+    p.write("src/a.ts", "edited\n");
+    p.write("docs/guide.md", "again\n");
+    await until("the src event", () => a.events.length > 0);
+    await sleep(SETTLE_MS);
+    assert.deepEqual(a.events.map((e) => e.summary), ["src/a.ts changed"]);
+    assert.deepEqual(b.events.map((e) => e.summary), ["docs/guide.md changed"]);
+    assert.deepEqual(c.events.map((e) => e.summary), ["README.md added"]);
+    await a.source.stop();
+    await c.source.stop();
+    assert.deepEqual(watchedDirectories().filter((d) => d === p.dir), []);
+  });
+});
+
 describe("watch scope", () => {
   it("watches the smallest roots and skips what cannot match", () => {
     const s = watchScope(["src/", "src/lib/**/*.ts", "test/**/*.ts", "packages/a/README.md"], ["**/*.log"], (rel) => rel === "src/gen");
@@ -195,6 +240,14 @@ describe("watch scope", () => {
     assert.equal(s.wanted("test/unit/a.ts"), true);
     assert.equal(s.wanted("test/unit/a.js"), false, "a glob matches files, not everything under its root");
     assert.equal(s.wanted("packages/a/README.md"), true);
+  });
+
+  it("a scope covers another when its roots contain the other's and it ignores no more", () => {
+    const whole = watchScope(["**/*.ts"], ["dist/"]);
+    assert.equal(whole.covers(watchScope(["src/"], ["dist/", "*.log"])), true);
+    assert.equal(whole.covers(watchScope(["src/"], [])), false, "the other wants dist/");
+    assert.equal(watchScope(["src/"], []).covers(watchScope(["docs/"], [])), false);
+    assert.equal(watchScope(["src/"], []).covers(watchScope(["src/lib/**/*.ts"], [])), true);
   });
 
   it("a pattern without a folder part watches the whole project", () => {
