@@ -1,21 +1,26 @@
 /**
- * A real headless Chromium for the dashboard tests, driven by playwright-core. The browser is
- * Debian's `chromium` (.ci/run installs it when missing), or the one CHROMIUM_PATH names.
+ * A real headless Chromium for the dashboard tests, driven by playwright-core. The browser is the
+ * one CHROMIUM_PATH names, else the dev dependency @sparticuz/chromium: its binary ships inside the
+ * npm package (brotli-compressed) and is extracted to the temp folder at first use, so `npm ci` is
+ * the only install. It stays on major 143: 144 and later need Node 22.
  */
-import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { chromium, type Browser } from "playwright-core";
 
-const CANDIDATES = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"];
-
 export async function launchBrowser(): Promise<Browser> {
-  const executablePath = process.env.CHROMIUM_PATH ?? CANDIDATES.find((path) => existsSync(path));
-  if (!executablePath) {
-    throw new Error(`No Chromium found (looked for ${CANDIDATES.join(", ")}). Install it (apt-get install chromium; .ci/run does) or set CHROMIUM_PATH.`);
-  }
+  const own = process.env.CHROMIUM_PATH;
   // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
-  return chromium.launch({ executablePath, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
+  if (own) return chromium.launch({ executablePath: own, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
+  const bundled = (await import("@sparticuz/chromium")).default;
+  const executablePath = await bundled.executablePath();
+  try {
+    return await chromium.launch({ executablePath, args: bundled.args });
+  } catch (error) {
+    // The extraction is not atomic: a run killed during it leaves a truncated binary that is reused.
+    throw new Error(`Chromium from @sparticuz/chromium (${executablePath}) did not start. If an earlier run was interrupted while extracting it, delete ${executablePath} and retry; or set CHROMIUM_PATH to another Chromium.\n${String(error)}`);
+  }
 }
 
 /** Where screenshots go: DASHBOARD_SCREENSHOTS (e.g. docs/screenshots to refresh the README's), else a temp dir. */
