@@ -3,7 +3,7 @@
  * against a baseline of the same pages over a database with 10 tasks and 1 automation, in one
  * run. Measures the home page's first byte and full body over HTTP, its full render in a real
  * Chromium (navigation to the load event), and the live update latency: from a commit by
- * another connection to the page showing it. Needs a Chromium (see test/harness/browser.ts).
+ * another connection to the page showing it, in the Chromium test/harness/browser.ts launches.
  * Run alone with `npm run bench -- dashboard`.
  */
 import { spawn } from "node:child_process";

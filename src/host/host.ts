@@ -74,6 +74,7 @@ export type PromptInput = {
  * - `statuses` answers for all sessions in one call; a session missing from it is idle.
  * - `recentMessages` returns at most `limit` of the newest messages, oldest first.
  * - `sessionExists` is false only when the host says the session is gone, never on other errors.
+ * test/helpers/host-contract.ts checks this for every Host (the adapter, the tests' FakeHost).
  */
 export interface Host {
   createSession(input: { parentID?: string; title: string }): Promise<{ id: string }>;

@@ -48,7 +48,8 @@ export function createOpencodeHost(client: Client): Host {
     },
     async recentMessages(sessionID, limit) {
       const messages = unwrap(await client.session.messages({ path: { id: sessionID }, query: { limit } }), "read messages");
-      return (messages as RawMessage[]).map(toHostMessage);
+      // The server applies the limit too; cutting here keeps the contract whatever it answers.
+      return (messages as RawMessage[]).slice(-limit).map(toHostMessage);
     },
     async sessionHistory(sessionID) {
       return unwrap(await client.session.messages({ path: { id: sessionID } }), "read the session history") as unknown as ForkMessage[];

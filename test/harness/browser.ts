@@ -1,21 +1,53 @@
 /**
- * A real headless Chromium for the dashboard tests, driven by playwright-core. The browser is
- * Debian's `chromium` (.ci/run installs it when missing), or the one CHROMIUM_PATH names.
+ * A real headless Chromium for the dashboard tests, driven by playwright-core. The browser is the
+ * one CHROMIUM_PATH names, else the dev dependency @sparticuz/chromium: its binary ships inside the
+ * npm package (brotli-compressed) and is extracted to the temp folder at first use, so `npm ci` is
+ * the only install. It stays on major 143: 144 and later need Node 22.
  */
-import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { brotliDecompressSync } from "node:zlib";
 import { chromium, type Browser } from "playwright-core";
 
-const CANDIDATES = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"];
+// --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start. Not the package's own
+// `args`: they are for AWS Lambda (--single-process dies when a test closes a browser context, and
+// --disable-web-security drops the Origin header the dashboard requires on a POST).
+const ARGS = ["--no-sandbox", "--disable-dev-shm-usage"];
 
 export async function launchBrowser(): Promise<Browser> {
-  const executablePath = process.env.CHROMIUM_PATH ?? CANDIDATES.find((path) => existsSync(path));
-  if (!executablePath) {
-    throw new Error(`No Chromium found (looked for ${CANDIDATES.join(", ")}). Install it (apt-get install chromium; .ci/run does) or set CHROMIUM_PATH.`);
+  const own = process.env.CHROMIUM_PATH;
+  if (own) return chromium.launch({ executablePath: own, args: ARGS });
+  const bundled = (await import("@sparticuz/chromium")).default;
+  const executablePath = await bundled.executablePath();
+  const env = { ...process.env, LD_LIBRARY_PATH: bundledLibs() };
+  try {
+    return await chromium.launch({ executablePath, args: ARGS, env });
+  } catch (error) {
+    // The package's extraction is not atomic: a run killed during it leaves a truncated binary that is reused.
+    throw new Error(`Chromium from @sparticuz/chromium (${executablePath}) did not start. If an earlier run was interrupted while extracting it, delete ${executablePath} and retry; or set CHROMIUM_PATH to another Chromium.\n${String(error)}`);
   }
-  // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
-  return chromium.launch({ executablePath, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
+}
+
+/**
+ * The binary links libnss3, libnspr4 and libexpat, which a bare Linux may lack; the package ships
+ * them (al2023.tar.br, built for Amazon Linux) and unpacks them only on Lambda, so unpack them here.
+ */
+function bundledLibs(): string {
+  const dir = join(tmpdir(), "sparticuz-chromium-libs");
+  if (existsSync(dir)) return join(dir, "lib");
+  const entry = fileURLToPath(import.meta.resolve("@sparticuz/chromium")); // <package>/build/esm/index.js
+  const archive = join(dirname(entry), "..", "..", "bin", "al2023.tar.br");
+  const partial = mkdtempSync(dir + "-");
+  execFileSync("tar", ["-x", "-C", partial], { input: brotliDecompressSync(readFileSync(archive)) });
+  try {
+    renameSync(partial, dir); // atomic: a concurrent or interrupted run never sees half the files
+  } catch {
+    rmSync(partial, { recursive: true, force: true }); // another run got there first
+  }
+  return join(dir, "lib");
 }
 
 /** Where screenshots go: DASHBOARD_SCREENSHOTS (e.g. docs/screenshots to refresh the README's), else a temp dir. */

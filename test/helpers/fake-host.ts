@@ -22,7 +22,7 @@ export class FakeHost implements Host {
     { name: "build", mode: "primary" },
   ];
   failPrompt = false;
-  /** Raw histories (with parts), as sessionHistory returns them; fork copies the parent's. */
+  /** Raw histories (with parts) a test sets; without one, sessionHistory derives it from the messages. Fork copies the parent's. */
   histories = new Map<string, ForkMessage[]>();
   forks: { sessionID: string; messageID?: string; childID: string }[] = [];
   private nextId = 1;
@@ -50,13 +50,14 @@ export class FakeHost implements Host {
 
   async forkSession({ sessionID, messageID, title }: { sessionID: string; messageID?: string; title: string }) {
     const child = await this.createSession({ title });
-    this.histories.set(child.id, structuredClone(this.histories.get(sessionID) ?? []));
+    this.histories.set(child.id, await this.sessionHistory(sessionID));
     this.forks.push({ sessionID, messageID, childID: child.id });
     return child;
   }
 
-  async sessionHistory(sessionID: string) {
-    return structuredClone(this.histories.get(sessionID) ?? []);
+  async sessionHistory(sessionID: string): Promise<ForkMessage[]> {
+    const stored = this.histories.get(sessionID) ?? this.sessions.get(sessionID)?.messages.map(asForkMessage) ?? [];
+    return structuredClone(stored);
   }
 
   async sessionExists(sessionID: string) {
@@ -128,4 +129,8 @@ export class FakeHost implements Host {
 let messageSeq = 0;
 function message(role: "user" | "assistant", at: number, text: string): HostMessage {
   return { id: `msg_${++messageSeq}`, role, createdAt: at, toolCallsPending: false, text };
+}
+
+function asForkMessage(m: HostMessage): ForkMessage {
+  return { info: { id: m.id, role: m.role, time: { created: m.createdAt, completed: m.completedAt } }, parts: m.text ? [{ type: "text", text: m.text }] : [] };
 }
