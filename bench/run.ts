@@ -1,6 +1,6 @@
 /**
  * Runs the benchmarks and prints each one's figures beside the baseline it measures in the same
- * run. `npm run bench` runs all; `npm run bench -- notify|fork|store|load|evidence|rss|shared-db|dashboard|automations` runs the ones named.
+ * run. `npm run bench` runs all; `npm run bench -- notify|fork|store|load|evidence|rss|shared-db|dashboard|automations|triggers` runs the ones named.
  * The store and shared-db run twice: under Node (better-sqlite3, as the CLI) and under Bun
  * (bun:sqlite, as inside OpenCode).
  */
@@ -15,6 +15,9 @@ import { runRssBench } from "./rss.ts";
 import { runSharedDbBench } from "./shared-db.ts";
 import { runDashboardBench } from "./dashboard.ts";
 import { runAutomationsBench } from "./automations.ts";
+import { runWatchSourceBench } from "./watch-source.ts";
+import { runWebhookBench } from "./webhook.ts";
+import { runGithubBench } from "./github.ts";
 
 const benches: Record<string, () => Promise<void> | void> = {
   fork: () => void runForkBench(),
@@ -29,6 +32,15 @@ const benches: Record<string, () => Promise<void> | void> = {
   rss: async () => void (await runRssBench()),
   dashboard: async () => void (await runDashboardBench()),
   automations: async () => void (await runAutomationsBench()),
+  // Event triggers: watch latency and 100 watchers' cost (Node, then Bun as inside OpenCode),
+  // signed webhook deliveries per second against unsigned ones, GitHub polls that cost rate limit.
+  triggers: async () => {
+    await runWatchSourceBench();
+    const bun = spawnSync("npx", ["bun", "bench/watch-source.ts"], { stdio: "inherit" });
+    if (bun.status !== 0) throw new Error("the watch benchmark under Bun failed");
+    await runWebhookBench();
+    await runGithubBench();
+  },
   "shared-db": async () => {
     await runSharedDbBench();
     const bun = spawnSync("npx", ["bun", "bench/shared-db.ts"], { stdio: "inherit" });
