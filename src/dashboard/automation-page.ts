@@ -1,5 +1,5 @@
 import { DAY_MS } from "../core/clock.ts";
-import type { Run, Trigger } from "../automations/automation.ts";
+import { isEventSpec, type Run, type Trigger } from "../automations/automation.ts";
 import { describeTrigger, nextOccurrence } from "../automations/trigger-spec.ts";
 import type { InboxCommand } from "../inbox/inbox-command.ts";
 import { commandButton, commandList } from "./controls.ts";
@@ -17,6 +17,8 @@ export type AutomationData = {
   chartRuns: Run[];
   filter: { status: string; trigger: string; from: string; to: string };
   commands: InboxCommand[];
+  /** Webhook deliveries stored and not yet fired, by trigger id (none run while no process of the project runs). */
+  waiting: Map<string, number>;
 };
 
 export function readAutomation(reader: TaskReader, project: string, params: URLSearchParams): AutomationData | undefined {
@@ -25,7 +27,8 @@ export function readAutomation(reader: TaskReader, project: string, params: URLS
   const filter = { status: params.get("status") ?? "", trigger: params.get("trigger") ?? "", from: params.get("from") ?? "", to: params.get("to") ?? "" };
   const query: RunFilter = { status: filter.status || undefined, trigger: filter.trigger || undefined, from: day(filter.from), to: plusDay(day(filter.to)) };
   const commands = reader.commands(project, 20).filter((c) => c.targetId === automation.id);
-  return { automation, runs: reader.runs(project, automation.id, query), chartRuns: reader.runs(project, automation.id, { limit: 60 }), filter, commands: commands.slice(0, 5) };
+  const waiting = new Map(reader.webhooks(project).filter((w) => w.automationId === automation.id).map((w) => [w.triggerId, w.waiting]));
+  return { automation, runs: reader.runs(project, automation.id, query), chartRuns: reader.runs(project, automation.id, { limit: 60 }), filter, commands: commands.slice(0, 5), waiting };
 }
 
 export function automationPage(data: AutomationData, frame: { projects: ProjectRef[]; project?: string; path: string }, now: number): SafeHtml {
@@ -51,17 +54,23 @@ ${commandList(data.commands, now)}</div>
 <dt>Created</dt><dd>${time(a.createdAt)}</dd>
 </dl>
 <h2>Prompt</h2><pre class="text">${a.prompt}</pre>
-<h2>Triggers</h2>${triggerTable(a.triggers, a.enabled && a.doneAt === undefined, now)}</div>
+<h2>Triggers</h2>${triggerTable(a.triggers, a.enabled && a.doneAt === undefined, now, data.waiting)}</div>
 <h2>Durations and outcomes</h2><div id="chart-box" data-live>${durationChart(data.chartRuns, now)}</div>
 <h2>Run history</h2>${filterForm(data, a.triggers)}
 <div id="history" data-live>${runTable(data.runs, a.projectId, now)}</div>`;
   return layout({ ...frame, liveMain: false, title: a.title, attention: a.pausedReason || a.reportToGoneAt !== undefined ? 1 : 0 }, body);
 }
 
-function triggerTable(triggers: Trigger[], active: boolean, now: number): SafeHtml {
+function triggerTable(triggers: Trigger[], active: boolean, now: number, waiting: Map<string, number>): SafeHtml {
   if (triggers.length === 0) return html`<p class="none">No triggers: it runs only with "Run now".</p>`;
   return html`<table><thead><tr><th>trigger</th><th>next runs (your time zone)</th></tr></thead><tbody>
-${triggers.map((t) => html`<tr><td>${describeTrigger(t.spec)}<div class="id">${t.id}</div></td><td>${active ? nextTimes(t, now).map((at) => html`${time(at)}<br>`) : "-"}</td></tr>`)}</tbody></table>`;
+${triggers.map((t) => html`<tr><td>${describeTrigger(t.spec)}<div class="id">${t.id}</div></td><td>${active ? whenNext(t, now, waiting.get(t.id) ?? 0) : "-"}</td></tr>`)}</tbody></table>`;
+}
+
+/** Schedules list their next times; event triggers say they wait for their event, and what their source reports. */
+function whenNext(t: Trigger, now: number, waiting: number): SafeHtml {
+  if (!isEventSpec(t.spec)) return html`${nextTimes(t, now).map((at) => html`${time(at)}<br>`)}`;
+  return html`when it happens${t.note ? html`<br><span class="note">${t.note}</span>` : ""}${waiting ? html`<br><span class="note">${waiting} webhook deliveries wait for an OpenCode process of this project</span>` : ""}`;
 }
 
 function nextTimes(t: Trigger, now: number): number[] {
@@ -89,7 +98,7 @@ function runTable(runs: Run[], projectId: string, now: number): SafeHtml {
   if (runs.length === 0) return html`<p class="none">No runs match.</p>`;
   return html`<table class="runs"><thead><tr><th>run</th><th>fired by</th><th>status</th><th>started</th><th>took</th><th>summary</th></tr></thead><tbody>
 ${runs.map((r) => html`<tr data-run="${r.id}"><td>${r.taskId ? html`<a href="${taskHref(projectId, r.taskId)}">#${r.runNo ?? "-"}</a>` : `#${r.runNo ?? "-"}`}</td>
-<td>${r.firedBy}</td><td>${status(r.status)}</td><td>${time(r.startedAt ?? r.plannedAt ?? r.createdAt)}</td>
+<td>${r.firedBy}${r.eventSummary ? html`: ${r.eventSummary}${r.eventFolded ? ` (+${r.eventFolded} folded)` : ""}` : ""}</td><td>${status(r.status)}</td><td>${time(r.startedAt ?? r.plannedAt ?? r.createdAt)}</td>
 <td>${r.startedAt !== undefined ? duration(r.startedAt, r.endedAt ?? now) : "-"}</td>
 <td>${preview(r.summary ?? (r.missedCount ? `${r.missedCount} occurrence(s) missed` : r.skipReason), 160)}</td></tr>`)}</tbody></table>`;
 }

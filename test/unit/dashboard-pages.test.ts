@@ -47,6 +47,12 @@ describe("dashboard pages", () => {
     autos.insertRun(run("au1", 4, { status: "error", summary: "tests failed" }));
     autos.insertRun(run("au1", 5, { status: "error", summary: "tests failed again", triggerId: undefined, plannedAt: undefined, firedBy: "manual" }));
     autos.insertRun({ automationId: "au1", triggerId: "tr_hourly", firedBy: "schedule", plannedAt: NOW - 20 * HOUR, status: "missed", skipReason: "missed", missedCount: 3, createdAt: NOW - 20 * HOUR });
+    autos.saveAutomation(automation("au3", { title: "On deploy" }));
+    autos.saveTrigger({ id: "tr_watch", automationId: "au3", spec: { kind: "watch", paths: ["src/"], ignore: [], debounce: "1s", debounceMs: 1000 }, createdAt: NOW - HOUR });
+    autos.saveTrigger({ id: "tr_hook", automationId: "au3", spec: { kind: "webhook", name: "deploy", url: "http://127.0.0.1:4097/hooks/deploy" }, createdAt: NOW - HOUR });
+    store.db.prepare("INSERT INTO webhooks (name, project_id, trigger_id, secret, created_at) VALUES ('deploy', 'proj', 'tr_hook', 'whsec_never-on-the-page', 0)").run();
+    store.db.prepare("INSERT INTO webhook_deliveries (project_id, trigger_id, delivery_id, received_at, status, summary) VALUES ('proj', 'tr_hook', 'd1', 0, 'pending', 'POST /hooks/deploy')").run();
+    autos.insertRun(run("au3", 1, { triggerId: "tr_watch", firedBy: "watch", plannedAt: undefined, eventSummary: "src/a.ts and 3 more changed", eventFolded: 2 }));
     autos.saveAutomation(automation("au2", { enabled: false, pausedReason: "paused after 3 failed runs in a row", reportToGoneAt: NOW - HOUR }));
     store.save(runningTask("ses_claims", { description: "Claims green tests", status: "completed", result: "All tests pass.", createdAt: NOW - HOUR, promptedAt: NOW - HOUR, settledAt: NOW - 60_000 }));
     const evidence = new SqliteEvidenceStore(store.db, "proj");
@@ -82,6 +88,15 @@ describe("dashboard pages", () => {
     for (const ts of nextHourly) assert.ok(body.includes(ts), `next run ${ts}`);
     assert.equal((body.match(/<rect class="bar"/g) ?? []).length, 6, "five runs and one missed row");
     assert.match(body, /data-status="error"[^>]*fill="#d33"/);
+  });
+
+  it("event triggers in words, what waits for them, and the event that fired each run; never a webhook secret", () => {
+    const { body } = page("/automation?project=proj&id=au3");
+    assert.match(body, /when src\/ change/);
+    assert.match(body, /POST http:\/\/127\.0\.0\.1:4097\/hooks\/deploy/);
+    assert.match(body, /1 webhook deliveries wait for an OpenCode process of this project/);
+    assert.match(body, /watch: src\/a\.ts and 3 more changed \(\+2 folded\)/);
+    assert.ok(!body.includes("never-on-the-page"));
   });
 
   it("filters the run history by status, trigger and date", () => {
