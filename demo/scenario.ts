@@ -14,11 +14,11 @@ export function childTasks(projectDir: string): ChildTask[] {
   return [
     {
       description: "say hi with bash",
-      prompt: `SLOW 800\n${call("bash", { command: "echo hi", description: "Print hi" })}`,
+      prompt: `SLOW 500\n${call("bash", { command: "echo hi", description: "Print hi" })}`,
     },
     {
       description: "summarise the README",
-      prompt: `SLOW 1500\n${call("read", { filePath: join(projectDir, "README.md") })}\n${call("write", { filePath: "summary.md", content: SUMMARY })}`,
+      prompt: `SLOW 1000\n${call("read", { filePath: join(projectDir, "README.md") })}\n${call("write", { filePath: "summary.md", content: SUMMARY })}`,
     },
   ];
 }
