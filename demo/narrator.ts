@@ -1,7 +1,8 @@
 /**
  * Turns the server's event stream into timeline lines for what happens in the background: the
- * children's tool calls, each task settling, the notifications reaching the parent, and the
- * parent turns those notifications start. Events are handled one at a time, in order.
+ * children's tool calls, each task or automation run settling, the notifications and automation
+ * reports reaching the parent (with their evidence line), and the parent turns they start.
+ * Events are handled one at a time, in order.
  */
 import type { EventLog } from "../test/harness/events.ts";
 import { waitUntil } from "../test/harness/events.ts";
@@ -12,11 +13,15 @@ import { cyan, green, oneLine, yellow, type Timeline } from "./timeline.ts";
 type AnyEvent = { type: string; properties: any };
 
 // Attributes in any order (the notifier adds a `key` marker to every notification it sends).
-const NOTIFICATION = /<background-task-notification\b[^>]*?\btask_id="([^"]+)"[^>]*?\bstatus="([^"]+)"[^>]*>\n(.*)/g;
+const NOTIFICATION = /<background-task-notification\b[^>]*?\btask_id="([^"]+)"[^>]*?\bstatus="([^"]+)"[^>]*>\n([\s\S]*?)<\/background-task-notification>/g;
+const AUTOMATION_REPORT = /<automation-run\b[^>]*?\brun="(\d+)"[^>]*?\bstatus="([^"]+)"[^>]*>\n([\s\S]*?)<\/automation-run>/g;
+/** The title the plugin gives an automation run's child session. */
+const AUTOMATION_RUN_TITLE = /\(automation run #(\d+)\)/;
 const DB_WAIT = { timeoutMs: 10_000, intervalMs: 50 };
 
 export class Narrator {
   private next = 0;
+  private tasksSeen = 0;
   private chain = Promise.resolve();
   private timer?: NodeJS.Timeout;
   private readonly labels = new Map<string, string>();
@@ -47,7 +52,7 @@ export class Narrator {
     return this.chain;
   }
 
-  /** "task A" for a child session of the parent (letters in launch order). */
+  /** "task A" for a child session of the parent (letters in launch order), "automation run #1" for a run's child. */
   labelOf(sessionID: string): string {
     return this.labels.get(sessionID) ?? sessionID;
   }
@@ -65,15 +70,17 @@ export class Narrator {
 
   private async handle(event: AnyEvent): Promise<void> {
     const p = event.properties ?? {};
-    if (event.type === "session.created" && p.info?.parentID === this.parentID) this.addChild(p.info.id);
+    if (event.type === "session.created" && p.info?.parentID === this.parentID) this.addChild(p.info);
     if (event.type === "message.part.updated" && p.part?.type === "tool" && this.labels.has(p.part.sessionID)) this.childTool(p.part);
     if (event.type === "session.idle" && this.labels.has(p.sessionID)) await this.childIdle(p.sessionID);
     if (event.type === "message.updated" && p.info?.sessionID === this.parentID) this.parentMessage(p.info);
     if (event.type === "message.part.updated" && p.part?.type === "text" && p.part.sessionID === this.parentID) await this.parentText(p.part);
   }
 
-  private addChild(sessionID: string): void {
-    if (!this.labels.has(sessionID)) this.labels.set(sessionID, `task ${String.fromCharCode(65 + this.labels.size)}`);
+  private addChild(info: { id: string; title?: string }): void {
+    if (this.labels.has(info.id)) return;
+    const run = AUTOMATION_RUN_TITLE.exec(info.title ?? "")?.[1];
+    this.labels.set(info.id, run ? `automation run #${run}` : `task ${String.fromCharCode(65 + this.tasksSeen++)}`);
   }
 
   private childTool(part: { sessionID: string; callID: string; tool: string; state: ToolState }): void {
@@ -104,10 +111,11 @@ export class Narrator {
 
   private async parentText(part: { id: string; messageID: string; text: string }): Promise<void> {
     if (!part.text || this.seen.has(`text:${part.id}`)) return;
-    if (part.text.includes("<background-task-notification")) {
+    if (part.text.includes("<background-task-notification") || part.text.includes("<automation-run")) {
       this.once(`text:${part.id}`);
       this.notificationMessages.add(part.messageID);
       await this.notification(part.text);
+      this.automationReports(part.text);
     } else if (this.wokenReplies.has(part.messageID)) {
       this.once(`text:${part.id}`);
       this.timeline.step(`parent turn (started by the notification) replied: ${JSON.stringify(oneLine(part.text, 60))}`);
@@ -116,14 +124,32 @@ export class Narrator {
 
   /** One notification message; it can carry several tasks' notifications. */
   private async notification(text: string): Promise<void> {
-    const notes = [...text.matchAll(NOTIFICATION)].map(([, taskId, status, header]) => ({ taskId, status, header }));
+    const notes = [...text.matchAll(NOTIFICATION)].map(([, taskId, status, body]) => ({ taskId, status, body }));
+    if (notes.length === 0) return;
     const how = await Promise.all(notes.map((n) => this.deliveryOf(n.taskId)));
     const woke = how.includes("woke parent");
     const what = notes.map((n) => `${this.labelOf(n.taskId)} ${n.status}`).join(", ");
     const effect = woke ? green("started a parent turn") : "delivered quietly, no parent turn";
     this.timeline.step(`${yellow("parent notified")} about ${what} -> ${effect}`);
-    if (this.shownWholeMessage) for (const n of notes) this.timeline.detail(oneLine(n.header, 100));
+    if (this.shownWholeMessage) for (const n of notes) this.showHeaderAndEvidence(n.body);
     else this.showWholeMessage(text);
+  }
+
+  /** The notification's first line, and its evidence line: what the child really did. */
+  private showHeaderAndEvidence(body: string): void {
+    this.timeline.detail(oneLine(body.split("\n")[0], 100));
+    const evidence = /^Evidence: .*$/m.exec(body)?.[0];
+    if (evidence) this.timeline.detail(oneLine(evidence, 160));
+  }
+
+  /** The reports of automation runs in one message: the automation reporting back to the session that created it. */
+  private automationReports(text: string): void {
+    for (const [, run, status, body] of text.matchAll(AUTOMATION_REPORT)) {
+      const [header, ...result] = body.trim().split("\n");
+      this.timeline.step(`${yellow("parent notified")} about automation run #${run} ${status} (the automation reports back)`);
+      this.timeline.detail(oneLine(header, 100));
+      this.timeline.detail(`result: ${JSON.stringify(oneLine(result.join("\n"), 60))}`);
+    }
   }
 
   /** The first notification verbatim, so the reader sees what the parent's model is given. */

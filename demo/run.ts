@@ -1,10 +1,13 @@
 /**
  * `npm run demo`: the plugin end to end on the real host, offline. Starts the scripted mock model
- * and a real `opencode serve` with this package as a plugin, runs a parent conversation that
- * launches two background tasks and later resumes one, and prints what happens as a timeline.
+ * and a real `opencode serve` with this package as a plugin (its dashboard on), runs a parent
+ * conversation that launches two background tasks, resumes one and creates an automation that
+ * reports back twice, and prints what happens as a timeline.
+ * `npm run demo -- --keep` leaves the server and the dashboard up until Ctrl-C.
  */
 import { startStack, type Stack } from "../test/harness/plugin-stack.ts";
 import { Conversation } from "./conversation.ts";
+import { dashboardUrl, freePort } from "./dashboard.ts";
 import { reportFailure } from "./failure.ts";
 import { Narrator } from "./narrator.ts";
 import { PluginDatabase } from "./plugin-database.ts";
@@ -13,6 +16,7 @@ import { printSummary } from "./summary.ts";
 import { bold, dim, Timeline } from "./timeline.ts";
 
 const timeline = new Timeline();
+const keep = process.argv.includes("--keep");
 
 const INTRO = [
   "A real `opencode serve` with this plugin loaded, talking to a scripted mock model: no API key, no network.",
@@ -23,7 +27,7 @@ const INTRO = [
 
 // The harness exits on these signals and kills the server on exit; this runs first, to say so.
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.prependOnceListener(signal, () => console.error(`\n${signal}: stopping the server and removing its temp home.`));
+  process.prependOnceListener(signal, () => console.error(`\n${signal}: stopping the server and its dashboard, removing its temp home.`));
 }
 
 process.exit(await main());
@@ -36,8 +40,12 @@ async function main(): Promise<number> {
   let narrator: Narrator | undefined;
   try {
     timeline.step("starting the mock model and opencode serve...");
-    stack = await startStack({ responder: demoResponder });
+    const port = await freePort();
+    stack = await startStack({ responder: demoResponder, pluginOptions: { dashboardPort: port } });
     timeline.step(`${bold("server up")} at ${stack.server.url} (pid ${stack.server.pid}, listening after ${(stack.server.startMs / 1000).toFixed(1)}s)`);
+    const dashboard = await dashboardUrl(stack, port);
+    timeline.step(`${bold("dashboard")} (plugin option dashboardPort: ${port}): ${dashboard}`);
+    timeline.detail("open it while the demo runs (the URL carries its access token); `npm run demo -- --keep` leaves it up afterwards");
     db = PluginDatabase.inHome(stack.server.homeDir);
     const parentID = await stack.newSession("demo parent");
     timeline.step(`parent session ${parentID} created`);
@@ -45,6 +53,7 @@ async function main(): Promise<number> {
     narrator.start();
     await converse(new Conversation(stack, timeline, narrator, parentID));
     printSummary(db, parentID, (id) => narrator!.labelOf(id));
+    if (keep) await stayUp(stack, dashboard);
     return 0;
   } catch (error) {
     await narrator?.flush().catch(() => undefined);
@@ -65,4 +74,16 @@ async function converse(conversation: Conversation): Promise<void> {
   await conversation.readOutput(ids[0]);
   await conversation.resume(ids[0]);
   await conversation.waitForNotifications([ids[0]], 2);
+  await conversation.createAutomation();
+  await conversation.waitForAutomationReports(2);
+}
+
+/** --keep: the page stays populated for a new user to click around; the signal handlers end the process. */
+function stayUp(stack: Stack, dashboard: string): Promise<never> {
+  timeline.plain();
+  timeline.step(`demo done in ${(timeline.elapsedMs() / 1000).toFixed(1)}s; ${bold("--keep")}: the server and the dashboard stay up`);
+  timeline.detail(`dashboard:       ${dashboard}`);
+  timeline.detail(`opencode server: ${stack.server.url}`);
+  timeline.detail("Press Ctrl-C to stop both and remove the demo's temp home.");
+  return new Promise<never>(() => setInterval(() => undefined, 1 << 30));
 }

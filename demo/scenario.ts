@@ -14,14 +14,16 @@ export function childTasks(projectDir: string): ChildTask[] {
   return [
     {
       description: "say hi with bash",
-      prompt: `SLOW 800\n${call("bash", { command: "echo hi", description: "Print hi" })}`,
+      prompt: `SLOW 500\n${call("bash", { command: "echo hi", description: "Print hi" })}`,
     },
     {
-      description: "read the README",
-      prompt: `SLOW 1500\n${call("read", { filePath: join(projectDir, "README.md") })}`,
+      description: "summarise the README",
+      prompt: `SLOW 1000\n${call("read", { filePath: join(projectDir, "README.md") })}\n${call("write", { filePath: "summary.md", content: SUMMARY })}`,
     },
   ];
 }
+
+const SUMMARY = "# Summary\nThe README says: test project.\n";
 
 /** The parent's first message: both background_task calls in one message, so they form one batch. */
 export function launchMessage(tasks: ChildTask[]): string {
@@ -36,6 +38,19 @@ export const RESUME_PROMPT = `SLOW 500\n${call("bash", { command: "echo hi again
 
 export function resumeMessage(taskId: string): string {
   return call("background_task", { description: "say hi again", prompt: RESUME_PROMPT, agent: "general", resume: taskId });
+}
+
+/** The automation the parent's model creates with task_create: every run's child prints the time. */
+export const AUTOMATION = {
+  title: "clock check",
+  prompt: call("bash", { command: "date +%T", description: "Print the time" }),
+  triggers: [{ every: "2s" }],
+  max_runs: 2,
+  notify: "always",
+};
+
+export function automationMessage(): string {
+  return call("task_create", AUTOMATION);
 }
 
 /** What the parent's model answers when a notification wakes it (the default mock would just echo it). */
