@@ -83,7 +83,9 @@ export class TaskLauncher {
       life.callHook("launched", () => life.hooks.launched?.(task, input.extras));
       return scheduler.claimFitting();
     });
-    notifier.setActivity(input.parentSessionID, "busy");
+    // A launch from a tool call is inside the parent's turn; one from a layer above (an automation
+    // run, notify false) is not, and must not hold the parent's notifications until the next poll.
+    if (input.notify !== false) notifier.setActivity(input.parentSessionID, "busy");
     const mine = claimed.find((t) => t.id === id);
     ctx.log.detach("Could not start queued background tasks", scheduler.startAll(claimed.filter((t) => t !== mine)));
     this.parts.polling();
@@ -117,7 +119,7 @@ export class TaskLauncher {
       return current;
     });
     life.progress.track(task.id, task.progress);
-    notifier.setActivity(task.parentSessionID, "busy");
+    if (task.notify !== false) notifier.setActivity(task.parentSessionID, "busy");
     this.parts.polling();
     await life.sendPrompt(task, prompt, { notify: false });
     return store.get(task.id) ?? task;

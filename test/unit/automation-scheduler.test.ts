@@ -47,6 +47,16 @@ describe("interval triggers", () => {
     assert.equal(f.clock.pendingTimers(), 1, "nothing due: only the once-a-minute check for other processes' automations");
   });
 
+  it("an idle report-to session hears about the first run when it ends, not at the next poll", async () => {
+    const f = setup();
+    f.create({ maxRuns: 1 }, [{ every: "2s" }]);
+    await f.clock.advance(2000);
+    assert.equal(f.children().length, 1);
+    f.host.finishRun(f.children()[0]!, "first result");
+    await f.flush();
+    assert.equal(f.host.promptsTo(PARENT).length, 1, "told at once: an automation run is not the parent's own turn");
+  });
+
   it("overlap skip: a firing while the run is busy is recorded as skipped, never two at once", async () => {
     const f = setup();
     const a = f.create({}, [{ every: "1s" }]);
