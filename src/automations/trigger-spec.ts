@@ -2,17 +2,10 @@ import { Cron } from "croner";
 import { isEventSpec, type Trigger, type TriggerSpec } from "./automation.ts";
 import { describeEventTrigger } from "../triggers/describe-event-trigger.ts";
 import { parseEventTrigger } from "../triggers/parse-event-trigger.ts";
+import { parseDuration, TriggerSpecError, type TriggerInput } from "./trigger-input.ts";
 
-/** A trigger object as the model writes it: one kind key, plus that kind's own fields. */
-export type TriggerInput = {
-  every?: string; cron?: string; timezone?: string; at?: string;
-  watch?: string[]; ignore?: string[]; debounce?: string;
-  command?: string; diff?: "hash" | "full" | "exit_code"; timeout?: string;
-  webhook?: string; secret?: string;
-  github?: string; events?: string[]; ref?: string;
-};
+export { TriggerSpecError, type TriggerInput };
 
-export class TriggerSpecError extends Error {}
 
 /** The shapes, as the model should write them; every refusal of a trigger's kind shows them. */
 export const TRIGGER_SHAPES = [
@@ -27,21 +20,6 @@ const KIND_FIELDS: Record<string, readonly (keyof TriggerInput)[]> = {
   cron: ["timezone"], at: [], watch: ["ignore", "debounce"], command: ["every", "diff", "timeout"],
   webhook: ["secret"], github: ["events", "ref", "every"], every: [],
 };
-
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** "90s", "30m", "2h", "1d", "1h30m" (and "500ms" where `minMs` allows) to ms. */
-export function parseDuration(text: string, name: string, minMs = 1000, maxMs = 365 * 86_400_000): number {
-  const parts = [...String(text).trim().matchAll(/(\d+(?:\.\d+)?)\s*(ms|[smhd])/g)];
-  const rebuilt = parts.map((p) => p[0]).join("").replace(/\s/g, "");
-  if (parts.length === 0 || rebuilt !== String(text).replace(/\s/g, "")) {
-    throw new TriggerSpecError(`"${name}": "${text}" is not a duration; write e.g. "90s", "30m", "2h" or "1d".`);
-  }
-  const ms = Math.round(parts.reduce((sum, p) => sum + Number(p[1]) * UNITS[p[2]!]!, 0));
-  if (ms < minMs) throw new TriggerSpecError(`"${name}": "${text}" is shorter than the minimum of ${minMs < 1000 ? `${minMs}ms` : `${minMs / 1000}s`}.`);
-  if (ms > maxMs) throw new TriggerSpecError(`"${name}": "${text}" is longer than the maximum of ${maxMs / 1000}s.`);
-  return ms;
-}
 
 /** An interval: at least 1 s. */
 export function parseEvery(text: string): number {

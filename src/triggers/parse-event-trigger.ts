@@ -1,5 +1,5 @@
 import { GITHUB_EVENTS, type EventSpec, type GithubEventName } from "../automations/automation.ts";
-import { parseDuration, TriggerSpecError, type TriggerInput } from "../automations/trigger-spec.ts";
+import { parseDuration, TriggerSpecError, type TriggerInput } from "../automations/trigger-input.ts";
 
 const WEBHOOK_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const REPO = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
