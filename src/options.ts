@@ -1,3 +1,5 @@
+import { parseChannels, type Channels } from "./channels/channel-config.ts";
+
 /** The plugin's options, from `["opencode-background-tasks", { ...options }]` in opencode.json. */
 export type Options = {
   /** How often the fallback poll checks running tasks, in ms. Default 2000, range 100-60000. */
@@ -52,6 +54,12 @@ export type Options = {
   webhookHost: string;
   /** The GitHub REST API that github triggers poll (GitHub Enterprise: https://HOST/api/v3). Default "https://api.github.com". */
   githubApiUrl: string;
+  /**
+   * Where automation results may be sent outside OpenCode, by name: { "team": { "url": "https://…",
+   * "format": "slack" | "ntfy" | "discord" | "json", "secret"?: "whsec_…" (json only) } }.
+   * Definitions name channels; a URL never comes from a tool call. Default {} (none).
+   */
+  channels: Channels;
 };
 
 type NumberKey = { [K in keyof Options]: Options[K] extends number ? K : never }[keyof Options];
@@ -84,6 +92,7 @@ export const DEFAULT_OPTIONS: Options = {
   dbPath: "",
   webhookHost: "127.0.0.1",
   githubApiUrl: "https://api.github.com",
+  channels: {},
   onInterrupted: "resume",
   cancelChildrenOnParentAbort: false,
   milestones: false,
@@ -130,6 +139,9 @@ export function parseOptions(raw: unknown): Options {
     if (typeof input.githubApiUrl === "string" && /^https?:\/\/[^\s]+$/.test(input.githubApiUrl)) options.githubApiUrl = input.githubApiUrl.replace(/\/+$/, "");
     else problems.push(`"githubApiUrl" must be an http(s) URL, e.g. "https://github.example.com/api/v3", got ${JSON.stringify(input.githubApiUrl)}`);
   }
+  const channels = parseChannels(input.channels);
+  options.channels = channels.channels;
+  problems.push(...channels.problems);
   if (options.defaultBlockTimeoutSeconds > options.maxBlockTimeoutSeconds) {
     problems.push(`"defaultBlockTimeoutSeconds" (${options.defaultBlockTimeoutSeconds}) must not exceed "maxBlockTimeoutSeconds" (${options.maxBlockTimeoutSeconds})`);
   }
