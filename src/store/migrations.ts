@@ -296,6 +296,34 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX webhook_deliveries_unfired ON webhook_deliveries (project_id, id) WHERE status IN ('pending', 'claimed');
     `,
   },
+  {
+    version: 11,
+    name: "channel outbox: each finished run's notification to each channel outside OpenCode, claimed, retried, confirmed",
+    sql: `
+      -- Columns up to last_error are the leased outbox's (src/channels/leased-outbox.ts).
+      CREATE TABLE channel_deliveries (
+        project_id      TEXT    NOT NULL,
+        id              TEXT    NOT NULL, -- sent as Idempotency-Key (and webhook-id) on every attempt
+        status          TEXT    NOT NULL, -- pending | delivered | failed
+        attempts        INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL,
+        claimed_by      TEXT,
+        claimed_at      INTEGER,
+        created_at      INTEGER NOT NULL,
+        ended_at        INTEGER,
+        last_error      TEXT,             -- why the last attempt failed; never a URL
+        run_id          INTEGER NOT NULL, -- automation_runs.id
+        automation_id   TEXT    NOT NULL,
+        channel         TEXT    NOT NULL, -- the channel's name in the options; never its URL or secret
+        host            TEXT    NOT NULL, -- the URL's host: all that is shown of it
+        notice          TEXT    NOT NULL, -- JSON ChannelNotice, result capped and secrets masked
+        PRIMARY KEY (project_id, id)
+      );
+      CREATE UNIQUE INDEX channel_deliveries_once ON channel_deliveries (project_id, run_id, channel);
+      CREATE INDEX channel_deliveries_pending ON channel_deliveries (project_id, next_attempt_at) WHERE status = 'pending';
+      CREATE INDEX channel_deliveries_ended ON channel_deliveries (project_id, status, ended_at) WHERE status != 'pending';
+    `,
+  },
 ];
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (
