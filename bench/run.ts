@@ -1,6 +1,6 @@
 /**
  * Runs the benchmarks and prints each one's figures beside the baseline it measures in the same
- * run. `npm run bench` runs all; `npm run bench -- notify|fork|store|load|evidence|rss|shared-db|dashboard|automations|triggers` runs the ones named.
+ * run. `npm run bench` runs all; `npm run bench -- notify|fork|store|load|evidence|rss|shared-db|dashboard|automations|triggers|channels` runs the ones named.
  * The store and shared-db run twice: under Node (better-sqlite3, as the CLI) and under Bun
  * (bun:sqlite, as inside OpenCode).
  */
@@ -18,6 +18,7 @@ import { runAutomationsBench } from "./automations.ts";
 import { runWatchSourceBench } from "./watch-source.ts";
 import { runWebhookBench } from "./webhook.ts";
 import { runGithubBench } from "./github.ts";
+import { runChannelsBench } from "./channels.ts";
 
 const benches: Record<string, () => Promise<void> | void> = {
   fork: () => void runForkBench(),
@@ -40,6 +41,12 @@ const benches: Record<string, () => Promise<void> | void> = {
     if (bun.status !== 0) throw new Error("the watch benchmark under Bun failed");
     await runWebhookBench();
     await runGithubBench();
+  },
+  // Channel delivery latency under Node, then Bun (bun:sqlite and Bun's fetch, as inside OpenCode).
+  channels: async () => {
+    await runChannelsBench();
+    const bun = spawnSync("npx", ["bun", "bench/channels.ts"], { stdio: "inherit" });
+    if (bun.status !== 0) throw new Error("the channels benchmark under Bun failed");
   },
   "shared-db": async () => {
     await runSharedDbBench();
