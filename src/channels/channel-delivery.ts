@@ -192,7 +192,7 @@ export class ChannelDelivery {
     const ended = step.kind === "confirm" ? leased.confirm(item.id, now) : leased.fail(item.id, now, step.reason);
     if (!ended) return; // another process took it over: it records the outcome
     const name = String(item.row.channel);
-    if (step.kind === "fail") this.log(`Channel ${channelLabel(name, this.opts.channels[name])}: gave up on run ${item.row.run_id}: ${step.reason}`);
+    if (step.kind === "fail") this.log(`Channel ${channelLabel(name, this.opts.channels[name])}: gave up on ${runName(this.outbox.noticeOf(item), item)}: ${step.reason}`);
     const status = this.outbox.status(Number(item.row.run_id)).find((s) => s.channel === name);
     if (status) this.notifyEnded(status);
   }
@@ -223,6 +223,11 @@ export class ChannelDelivery {
       // A logger that throws must not stop delivery.
     }
   }
+}
+
+/** `run #3 of "Nightly tests"`, or the run's row id when the notice is unreadable. */
+function runName(notice: ChannelNotice | undefined, item: OutboxItem): string {
+  return notice ? `run #${notice.run.no} of "${notice.automation.title}"` : `run ${String(item.row.run_id)}`;
 }
 
 /** An error's class and code, never its message (a driver's message can quote SQL or a URL). */
