@@ -23,6 +23,7 @@ import { InboxApplier } from "./inbox/inbox-applier.ts";
 import { commandHandler } from "./inbox/apply-command.ts";
 import { serveDashboardFromPlugin } from "./dashboard/serve-from-plugin.ts";
 import { projectDirectory, recordProjectDirectory } from "./store/project-directory.ts";
+import { LazyChannelSink } from "./channels/channel-sink.ts";
 
 /** The plugin: wires the host adapter, the store and the task core, and registers the tools. Never throws. */
 export async function backgroundTasksPlugin(input: PluginInput, rawOptions?: unknown): Promise<Hooks> {
@@ -59,18 +60,23 @@ function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
   }
   const forkTransform = new ForkContextTransform(forkLimits(options));
   manager.onSettle((task) => forkTransform.forget(task.id));
+  const channels = new LazyChannelSink(options.channels);
   const automations = startAutomations(options, {
-    store, manager, host, clock: systemClock, directory: input.directory, filesWrittenBy: (taskId) => evidence.filesWritten(taskId),
+    store, manager, host, clock: systemClock, directory: input.directory, filesWrittenBy: (taskId) => evidence.filesWritten(taskId), channels,
   }, onCrash);
   const inbox = new InboxApplier(store.db, store.projectId, commandHandler(manager, automations, host), systemClock, onCrash);
   const stopDashboard = options.dashboardPort > 0 ? serveDashboardFromPlugin(store.db.path, options.dashboardPort, host) : () => {};
-  manager.start().then(() => automations?.start()).catch((error) => onCrash("Starting background tasks failed", error)).finally(() => inbox.start());
+  channels.load(store.db, store.projectId, (message) => void host.log("warn", message).catch(() => undefined))
+    .catch((error) => onCrash("Channels could not start; runs are still told to their sessions", error))
+    .then(() => manager.start()).then(() => automations?.start())
+    .catch((error) => onCrash("Starting background tasks failed", error)).finally(() => inbox.start());
   return {
     dispose: async () => {
       stopStats();
       inbox.stop();
       stopDashboard();
       automations?.stop();
+      channels.stop();
       retention.stop();
       manager.dispose();
       try {

@@ -1,3 +1,4 @@
+import type { ChannelNotice } from "../channels/channel-message.ts";
 import type { Clock } from "../core/clock.ts";
 import { errorMessage } from "../core/errors.ts";
 import type { TaskManager } from "../core/task-manager.ts";
@@ -13,6 +14,16 @@ export type AutomationConfig = {
   retentionMs?: number;
 };
 
+/** Where run notices go besides the report-to session: the user's configured channels. */
+export type ChannelSink = {
+  /** The configured channel names. */
+  names(): string[];
+  /** Inside the run-end transaction: queue the notice for these channels. */
+  enqueue(notice: ChannelNotice, channels: readonly string[]): void;
+  /** One line per channel a run was sent to: "team (hooks.slack.com): delivered". */
+  statusLines(runId: number): string[];
+};
+
 /** What every part of the automation layer shares: the store, the core's public API, the host, time. */
 export class AutomationContext {
   constructor(
@@ -21,6 +32,7 @@ export class AutomationContext {
     readonly host: Host,
     readonly clock: Clock,
     readonly config: AutomationConfig,
+    readonly channels?: ChannelSink,
   ) {}
 
   /** Runs after the current synchronous work (e.g. a settle transaction) has committed. */

@@ -8,7 +8,7 @@ export const AUTOMATION_COLUMNS = [
   "project_id", "id", "title", "prompt", "agent", "model", "notify", "session_mode", "max_runs", "overlap",
   "catch_up", "report_to", "report_agent", "report_model", "enabled", "paused_reason", "done_at",
   "report_to_gone_at", "created_by", "created_at", "updated_at", "run_count", "consecutive_failures",
-  "last_result_hash", "continue_task_id", "expect",
+  "last_result_hash", "continue_task_id", "expect", "channels", "report",
 ] as const;
 
 const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
@@ -19,7 +19,7 @@ export function automationToParams(projectId: string, a: Automation): SqlValue[]
     projectId, a.id, a.title, a.prompt, a.agent, json(a.model), a.notify, a.sessionMode, a.maxRuns ?? null, a.overlap,
     a.catchUp, a.reportTo, a.reportAgent, json(a.reportModel), a.enabled ? 1 : 0, a.pausedReason ?? null, a.doneAt ?? null,
     a.reportToGoneAt ?? null, a.createdBy, a.createdAt, a.updatedAt, a.runCount, a.consecutiveFailures,
-    a.lastResultHash ?? null, a.continueTaskId ?? null, json(a.expect),
+    a.lastResultHash ?? null, a.continueTaskId ?? null, json(a.expect), json(a.channels), a.report ?? null,
   ];
 }
 
@@ -50,6 +50,8 @@ export function rowToAutomation(row: SqlRow): Automation {
     lastResultHash: opt<string>(row.last_result_hash),
     continueTaskId: opt<string>(row.continue_task_id),
     expect: row.expect === null || row.expect === undefined ? undefined : (JSON.parse(row.expect as string) as Expectation),
+    channels: row.channels == null ? undefined : (JSON.parse(row.channels as string) as string[]),
+    report: opt<Automation["report"]>(row.report),
   });
 }
 

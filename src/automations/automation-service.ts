@@ -16,7 +16,7 @@ import { firstLine } from "./automation-text.ts";
 /** What the model sets on an automation (task_create, task_update); the rest is the plugin's. */
 export type AutomationFields = Pick<
   Automation,
-  "title" | "prompt" | "agent" | "model" | "notify" | "sessionMode" | "maxRuns" | "overlap" | "catchUp" | "enabled" | "expect"
+  "title" | "prompt" | "agent" | "model" | "notify" | "sessionMode" | "maxRuns" | "overlap" | "catchUp" | "enabled" | "expect" | "channels" | "report"
 >;
 
 /** Who creates it: the session runs report to, with its agent and model. */
@@ -188,6 +188,8 @@ export class AutomationService {
     if (!automation.model) delete automation.model;
     if (!automation.reportModel) delete automation.reportModel;
     if (!automation.expect) delete automation.expect;
+    if (!automation.channels?.length) delete automation.channels;
+    if (!automation.report) delete automation.report;
     this.ctx.store.transaction(() => {
       this.ctx.store.saveAutomation(automation);
       for (const t of triggers) this.ctx.store.saveTrigger(t);
@@ -207,6 +209,7 @@ export class AutomationService {
       const next: Automation = { ...a, ...fields, updatedAt: now };
       delete next.reportToGoneAt;
       if (!next.expect) delete next.expect;
+      if (!next.channels?.length) delete next.channels;
       if (reportTo) Object.assign(next, { reportTo: reportTo.sessionID, reportAgent: reportTo.agent, reportModel: reportTo.model });
       if (patch.maxRuns !== undefined && next.doneAt !== undefined && next.runCount < patch.maxRuns) delete next.doneAt;
       if (patch.enabled === true && !a.enabled) {
@@ -261,6 +264,23 @@ export class AutomationService {
     return this.starter.launch(run);
   }
 
+  /**
+   * Channels are the user's: a definition may only name ones the plugin's `channels` option
+   * configures, so a model (or a prompt injection it read) cannot send results elsewhere.
+   */
+  checkChannels(fields: Pick<Partial<AutomationFields>, "channels" | "report">, current?: Automation): void {
+    const configured = this.ctx.channels?.names() ?? [];
+    const listed = configured.length > 0 ? `Configured: ${configured.join(", ")}.` : "None are configured: the user adds them under the plugin's \"channels\" option.";
+    for (const name of fields.channels ?? []) {
+      if (/[:/]/.test(name)) throw new TaskError(`channels take the names of channels the user configured, never a URL. ${listed}`);
+      if (!configured.includes(name)) throw new TaskError(`Unknown channel "${name}". ${listed}`);
+    }
+    const channels = fields.channels ?? current?.channels ?? [];
+    if ((fields.report ?? current?.report) === "channels" && channels.length === 0) {
+      throw new TaskError(`report: "channels" needs at least one channel in channels. ${listed}`);
+    }
+  }
+
   /** Refuses an agent the host does not know, naming the ones it has. */
   async checkAgent(name: string): Promise<void> {
     const agents = await this.ctx.host.agents();
@@ -273,6 +293,11 @@ export class AutomationService {
       triggers: this.ctx.store.triggers(automation.id),
       lastRun: this.ctx.store.runs(automation.id, 1)[0],
     }));
+  }
+
+  /** Where a run's notice went outside OpenCode, one line per channel. */
+  channelLines(runId: number): string[] {
+    return this.ctx.channels?.statusLines(runId) ?? [];
   }
 
   /** Webhook deliveries stored for the trigger and not yet fired. */

@@ -27,6 +27,10 @@ export type Automation = {
   reportAgent: string;
   reportModel?: ModelRef;
   enabled: boolean;
+  /** Channels (names from the plugin's `channels` option) that hear about runs by the notify policy. */
+  channels?: string[];
+  /** "channels": only the channels are told, not the report-to session. */
+  report?: "session" | "channels";
   /** Evidence every run must leave (files, a command that exits 0), as background_task's expect. */
   expect?: Expectation;
   /** Why it is paused when it was paused by the plugin (e.g. consecutive failures). */

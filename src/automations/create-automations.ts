@@ -2,7 +2,7 @@ import { DAY_MS, type Clock } from "../core/clock.ts";
 import type { TaskManager } from "../core/task-manager.ts";
 import type { Host } from "../host/host.ts";
 import type { SqliteTaskStore } from "../store/sqlite-task-store.ts";
-import { AutomationContext } from "./automation-context.ts";
+import { AutomationContext, type ChannelSink } from "./automation-context.ts";
 import { AutomationService } from "./automation-service.ts";
 import { AutomationStore } from "./automation-store.ts";
 import { ACTIVE_RUN } from "./automation.ts";
@@ -18,6 +18,8 @@ export type AutomationDeps = {
   /** Files a task's current run wrote (its evidence), relative to the project: a watch ignores its own automation's writes. */
   filesWrittenBy?: (taskId: string) => string[];
   loaders?: SourceLoaders;
+  /** The user's configured channels (none: runs are told to their session only). */
+  channels?: ChannelSink;
 };
 
 /**
@@ -33,7 +35,7 @@ export function createAutomations(
     failurePause: options.automationFailurePause,
     resultCap: options.resultCapChars,
     retentionMs: options.retentionDays * DAY_MS,
-  });
+  }, deps.channels);
   const service = new AutomationService(ctx);
   service.sources = new EventSources({
     store: new EventTriggerStore(deps.store.db, deps.store.projectId),

@@ -1,12 +1,13 @@
 import { createHash } from "node:crypto";
 import type { Task } from "../core/task.ts";
-import { ACTIVE_RUN, parseRunBatchId, type Automation, type Run } from "./automation.ts";
+import { ACTIVE_RUN, parseRunBatchId, type Automation, type Run, type Trigger } from "./automation.ts";
 
 /** A run still `starting` this long after it was claimed was cut off by a crash (a launch takes ~1 s). */
 const STALE_START_MS = 120_000;
 import type { AutomationContext } from "./automation-context.ts";
 import { decideNotify, type RunOutcome } from "./notify-policy.ts";
-import { firstLine, pausedText, runNotificationText } from "./automation-text.ts";
+import { firedByText, firstLine, pausedText, runNotificationText } from "./automation-text.ts";
+import type { ChannelNotice } from "../channels/channel-message.ts";
 
 /**
  * Records how runs end: the run row, the automation's counters, the notify policy, the pause
@@ -44,15 +45,18 @@ export class RunRecorder {
     const updated = this.updateCounters(a, outcome, hash, now);
     const paused = a.enabled && !updated.enabled;
     const gone = updated.reportToGoneAt !== undefined;
-    const notified = decision.notify && !gone;
+    const toSession = decision.notify && a.report !== "channels" && !gone;
+    const toChannels = decision.notify && this.ctx.channels ? (a.channels ?? []) : [];
+    const note = gone && decision.notify && a.report !== "channels" ? "report-to session gone" : decision.note;
     store.updateRun(run.id, {
       status: outcome.status, endedAt: now, resultHash: hash, summary, taskId: taskId ?? run.taskId,
-      notified, notifyNote: gone && decision.notify ? "report-to session gone" : decision.note,
+      notified: toSession || toChannels.length > 0, notifyNote: toChannels.length > 0 ? `${note}; channels ${toChannels.join(", ")}` : note,
     });
     store.saveAutomation(updated);
     if (paused) this.skipWaiting(a.id, "paused");
+    if (toChannels.length > 0) this.ctx.channels!.enqueue(channelNotice(a, { ...run, taskId: taskId ?? run.taskId }, outcome, summary, store.trigger(run.triggerId ?? "")), toChannels);
     const texts = [
-      ...(notified ? [runNotificationText(a, { ...run, taskId }, outcome, this.ctx.config.resultCap)] : []),
+      ...(toSession ? [runNotificationText(a, { ...run, taskId }, outcome, this.ctx.config.resultCap)] : []),
       ...(paused && !gone ? [pausedText(updated, outcome.error ?? outcome.status)] : []),
     ];
     if (texts.length > 0) {
@@ -111,4 +115,13 @@ export class RunRecorder {
 /** sha256 of the trimmed result: on_change compares results by it. */
 export function hashResult(result: string | undefined): string {
   return createHash("sha256").update((result ?? "").trim()).digest("hex").slice(0, 32);
+}
+
+/** What a channel is told of a finished run: the same facts as the session's notice, capped by the channel layer. */
+function channelNotice(a: Automation, run: Run, outcome: RunOutcome, summary: string, trigger: Trigger | undefined): ChannelNotice {
+  const result = outcome.status === "completed" ? (outcome.result ?? "").trim() : `Error: ${outcome.error ?? outcome.status}`;
+  return {
+    automation: { id: a.id, title: a.title }, run: { no: run.runNo ?? 0, id: run.id }, status: outcome.status,
+    trigger: firedByText(run, trigger), summary, result, ...(run.taskId ? { taskId: run.taskId } : {}),
+  };
 }

@@ -322,6 +322,9 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX channel_deliveries_once ON channel_deliveries (project_id, run_id, channel);
       CREATE INDEX channel_deliveries_pending ON channel_deliveries (project_id, next_attempt_at) WHERE status = 'pending';
       CREATE INDEX channel_deliveries_ended ON channel_deliveries (project_id, status, ended_at) WHERE status != 'pending';
+
+      ALTER TABLE automations ADD COLUMN channels TEXT; -- JSON names of configured channels; NULL: none
+      ALTER TABLE automations ADD COLUMN report TEXT;   -- NULL: the session (and channels); 'channels': channels only
     `,
   },
 ];

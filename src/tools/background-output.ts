@@ -23,7 +23,7 @@ export function backgroundOutputTool({ manager, clock, defaultTimeoutSeconds, ma
       task_id: s.string().min(1).describe("task or batch id, or a unique prefix"),
       block: s.boolean().optional(),
       timeout: s.number().positive().max(maxTimeoutSeconds).optional().describe("seconds"),
-      evidence: s.boolean().optional().describe("every file, command and failed tool call, not just the summary"),
+      evidence: s.boolean().optional().describe("full evidence lists"),
     }),
     onCrash,
     async run(args, call) {

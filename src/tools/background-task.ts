@@ -3,9 +3,9 @@ import { TaskError } from "../core/errors.ts";
 import { defineTool } from "./tool-kit.ts";
 import { allowExpectCommand, checkExpect, expectArg } from "./expect-arg.ts";
 
-const DESCRIPTION = `Run work in a background child agent session while this conversation goes on. Returns a task id at once; this session is told the result when it ends (or use background_output). Calls in one message form a batch.
-fork: true gives the child this conversation's context; resume: "<task id>" continues a completed task's session. Not both.
-expect: files that must exist and a command that must exit 0 before it counts as done; otherwise the child is sent back to work.`;
+const DESCRIPTION = `Run work in a background child agent session while this conversation goes on. Returns a task id at once; this session is told the result when it ends. Calls in one message form a batch.
+fork: true gives the child this conversation's context; resume: "<task id>" continues a completed task's session.
+expect: files that must exist and a command that must exit 0, or the child is sent back to work.`;
 
 type Deps = { manager: TaskManager; onCrash: (message: string, error: unknown) => void };
 
@@ -20,7 +20,7 @@ export function backgroundTaskTool({ manager, onCrash }: Deps) {
       fork: s.boolean().optional(),
       resume: s.string().min(1).optional(),
       expect: expectArg(s),
-      milestones: s.boolean().optional().describe("short notices (started, expectation met) that never start a turn"),
+      milestones: s.boolean().optional(),
     }),
     onCrash,
     async run(args, call) {

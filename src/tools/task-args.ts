@@ -31,7 +31,7 @@ export const triggerArg = (s: S) => {
 };
 
 /** What task_create says about its triggers: each kind's shape, once. */
-export const TRIGGERS_DESCRIPTION = `One kind key each: every (interval, "30m"), cron (+timezone), at (ISO time), watch (paths/globs; ignore, debounce), command (checked every 30s, fires when its output changes; diff, timeout), webhook (a name: POST /hooks/<name>), github ("owner/repo" or "."; events, ref, every)`;
+export const TRIGGERS_DESCRIPTION = `One kind key each: every, cron (+timezone), at, watch (paths/globs; ignore, debounce), command (fires when its output changes; every, diff, timeout), webhook (a name), github ("owner/repo" or "."; events, ref, every)`;
 
 /**
  * The definition fields task_create and task_update share (all optional here). Defaults and what
@@ -47,13 +47,16 @@ export const fieldArgs = (s: S, forCreate: boolean) => ({
   overlap: s.enum(["skip", "queue"]).optional(),
   catch_up: s.enum(["skip", "once"]).optional(),
   enabled: s.boolean().optional(),
-  expect: briefExpectArg(s, forCreate ? "as in background_task, after each run" : undefined),
+  expect: briefExpectArg(s),
+  channels: forCreate ? s.array(s.string()).optional().describe("names of channels the user configured") : s.array(s.string()).optional(),
+  report: s.enum(["session", "channels"]).optional(),
 });
 
 type FieldInput = {
   title?: string; prompt?: string; agent?: string; model?: string; notify?: AutomationFields["notify"];
   session?: AutomationFields["sessionMode"]; max_runs?: number; overlap?: AutomationFields["overlap"];
   catch_up?: AutomationFields["catchUp"]; enabled?: boolean; expect?: Expectation;
+  channels?: string[]; report?: "session" | "channels";
 };
 
 /** Tool argument names to definition fields; only what was given. */
@@ -72,6 +75,8 @@ export function toFields(args: FieldInput): Partial<AutomationFields> {
   if (args.catch_up !== undefined) fields.catchUp = args.catch_up;
   if (args.enabled !== undefined) fields.enabled = args.enabled;
   if (args.expect !== undefined) fields.expect = checkExpect(args.expect);
+  if (args.channels !== undefined) fields.channels = args.channels;
+  if (args.report !== undefined) fields.report = args.report;
   return fields;
 }
 

@@ -23,6 +23,7 @@ export function taskCreateTool({ automations, onCrash }: AutomationToolDeps) {
         ...toFields(args), title: args.title, prompt: args.prompt,
       } as const;
       await automations.checkAgent(fields.agent);
+      automations.checkChannels(fields);
       if (fields.enabled) await approve(call.ask, args.title, args.prompt, triggers.map((t) => describeTrigger(t.spec)));
       await allowRunCommand(fields, call, "nothing was stored");
       await allowTriggerCommands(triggers, call, "nothing was stored");

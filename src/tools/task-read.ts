@@ -18,10 +18,11 @@ export function taskReadTool({ automations, onCrash }: AutomationToolDeps) {
         `agent ${a.agent}${a.model ? ` model ${a.model.providerID}/${a.model.modelID}` : ""}; notify ${a.notify}; session ${a.sessionMode}; overlap ${a.overlap}; catch_up ${a.catchUp}; runs ${a.runCount}${a.maxRuns ? `/${a.maxRuns}` : ""}; failures in a row ${a.consecutiveFailures}`,
         `prompt: ${a.prompt}`,
         ...(a.expect ? [`expect: ${expectText(a.expect)}`] : []),
+        ...(a.channels?.length ? [`channels: ${a.channels.join(", ")}${a.report === "channels" ? " (only: the session is not told)" : " (and this session)"}`] : []),
         "Triggers:",
         ...(triggers.length ? triggers.map((t) => `- ${t.id}: ${triggerLine(t, automations.waitingDeliveries(t))}`) : ["- none (task_run only)"]),
         "Recent runs (newest first):",
-        ...(runs.length ? runs.map((r) => runLine(r, triggers)) : ["- none yet"]),
+        ...(runs.length ? runs.flatMap((r) => [runLine(r, triggers), ...automations.channelLines(r.id).map((l) => `    ${l}`)]) : ["- none yet"]),
       ].join("\n");
     },
   });

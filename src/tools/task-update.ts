@@ -8,7 +8,7 @@ import { approve } from "./task-create.ts";
 export function taskUpdateTool({ automations, onCrash }: AutomationToolDeps) {
   return defineTool({
     name: "task_update",
-    description: "Change an automation's fields; enabled false pauses it, true resumes; expect {} requires nothing. report_here: report to this session.",
+    description: "Change an automation: enabled false pauses, true resumes; expect {} and channels [] remove them; report_here moves reports here.",
     args: (s) => ({ id: s.string(), title: s.string().optional(), ...fieldArgs(s, false), report_here: s.boolean().optional() }),
     onCrash,
     async run(args, call) {
@@ -17,6 +17,7 @@ export function taskUpdateTool({ automations, onCrash }: AutomationToolDeps) {
       if (clearsExpect) fields.expect = undefined;
       if (fields.agent) await automations.checkAgent(fields.agent);
       const current = automations.require(args.id);
+      automations.checkChannels(fields, current);
       // Created disabled, it was never approved: enabling it is when the user is asked.
       if (fields.enabled && neverApproved(current)) {
         await approve(call.ask, current.title, fields.prompt ?? current.prompt, automations.triggers(current.id).map((t) => describeTrigger(t.spec)), "it stays disabled and unchanged");

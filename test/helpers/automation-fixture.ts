@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { coreFixture, PARENT, MODEL } from "./core-fixture.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
 import { AutomationStore } from "../../src/automations/automation-store.ts";
-import { AutomationContext } from "../../src/automations/automation-context.ts";
+import { AutomationContext, type ChannelSink } from "../../src/automations/automation-context.ts";
 import { AutomationService, type AutomationFields } from "../../src/automations/automation-service.ts";
 import type { Options } from "../../src/options.ts";
 import type { TriggerInput } from "../../src/automations/trigger-spec.ts";
@@ -24,16 +24,16 @@ export function tempDb() {
  * The task core on a fake host and fake clock, over SQLite, with the automation layer on the same
  * connection. Pass `dbPath` to put a second fixture on the same database file.
  */
-export function automationFixture(dbPath: string, overrides: Partial<Options> = {}, events?: { loaders: SourceLoaders; directory?: string; projectId?: string }) {
+export function automationFixture(dbPath: string, overrides: Partial<Options> = {}, events?: { loaders?: SourceLoaders; directory?: string; channels?: ChannelSink }) {
   const store = SqliteTaskStore.open({ path: dbPath, projectId: "proj" });
   const core = coreFixture({ automationFailurePause: 2, ...overrides }, store);
   const autoStore = new AutomationStore(store.db, "proj");
   const ctx = new AutomationContext(autoStore, core.manager, core.host, core.clock, {
     failurePause: overrides.automationFailurePause ?? 2, resultCap: 10_000,
     retentionMs: overrides.retentionDays === undefined ? undefined : overrides.retentionDays * 86_400_000,
-  });
+  }, events?.channels);
   const service = new AutomationService(ctx);
-  if (events) {
+  if (events?.loaders) {
     service.sources = new EventSources({
       store: new EventTriggerStore(store.db, "proj"), directory: events.directory ?? "/tmp", clock: core.clock, loaders: events.loaders,
       fire: (t, e) => service.fireEvent(t, e), recordSkip: (t, s, r) => service.recordSkip(t, s, r), abandonRun: (id) => service.abandonRun(id),

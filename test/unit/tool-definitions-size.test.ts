@@ -15,10 +15,11 @@ describe("tool definitions as the model receives them", () => {
     after(() => { f.close(); db.cleanup(); });
     const tools = buildTools({ manager: f.manager, clock: f.clock, options: DEFAULT_OPTIONS, onCrash: () => {}, automations: f.service });
     assert.deepEqual(Object.keys(tools).sort(), [...TOOL_NAMES, ...AUTOMATION_TOOL_NAMES].sort());
-    // What OpenCode sends per tool: its name, description and the JSON schema of its arguments.
+    // What OpenCode 1.18.33 sends per tool, as the mock model received it: the function wrapper,
+    // name, description and the arguments' JSON schema in its input form.
     const sizes = Object.entries(tools).map(([name, t]) => {
-      const parameters = tool.schema.toJSONSchema(tool.schema.object(t.args));
-      return [name, JSON.stringify({ name, description: t.description, parameters }).length] as const;
+      const parameters = tool.schema.toJSONSchema(tool.schema.object(t.args), { io: "input" });
+      return [name, JSON.stringify({ type: "function", function: { name, description: t.description, parameters } }).length] as const;
     });
     const total = sizes.reduce((sum, [, n]) => sum + n, 0);
     console.log(`tool definitions: ${total} characters (${sizes.map(([n, c]) => `${n} ${c}`).join(", ")})`);

@@ -1,0 +1,38 @@
+import type { ChannelSink } from "../automations/automation-context.ts";
+import type { Channels } from "./channel-config.ts";
+import type { ChannelDelivery } from "./channel-delivery.ts";
+import { deliveryStatusText } from "./channel-outbox.ts";
+import type { SqliteDatabase } from "../store/sqlite-driver.ts";
+
+/**
+ * The automation layer's way out to the user's channels. The delivery module loads only when
+ * channels are configured, before the core starts (so no run can end before it is there).
+ */
+export class LazyChannelSink implements ChannelSink {
+  private delivery: ChannelDelivery | undefined;
+
+  constructor(private channels: Channels) {}
+
+  names(): string[] {
+    return Object.keys(this.channels);
+  }
+
+  async load(db: SqliteDatabase, projectId: string, log: (message: string) => void): Promise<void> {
+    if (this.names().length === 0) return;
+    const { ChannelDelivery } = await import("./channel-delivery.ts");
+    this.delivery = new ChannelDelivery({ db, projectId, channels: this.channels, log });
+    this.delivery.start();
+  }
+
+  enqueue(...args: Parameters<ChannelSink["enqueue"]>): void {
+    this.delivery?.enqueue(...args);
+  }
+
+  statusLines(runId: number): string[] {
+    return (this.delivery?.status(runId) ?? []).map((s) => deliveryStatusText(s, Date.now()));
+  }
+
+  stop(): void {
+    this.delivery?.stop();
+  }
+}
