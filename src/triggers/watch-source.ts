@@ -17,7 +17,8 @@ const maxWaitMs = (debounceMs: number) => Math.max(10 * debounceMs, 10_000);
  * the way to them are read and watched, minus ignored trees (.git, node_modules, what git ignores,
  * `ignore`). Roots that do not exist yet, or are deleted and created again, are seen through their
  * parent folders. A burst fires once after `debounceMs` of quiet, without the files the
- * automation's own run wrote and without what git ignores at that moment.
+ * automation's own run wrote (asked when each change is seen, and again when the burst fires) and
+ * without what git ignores at that moment.
  * Never throws: errors go to the log and the trigger's note.
  */
 export const startWatchSource: StartSource<WatchSpec> = async (spec, ctx) => {
@@ -59,6 +60,15 @@ function debouncedBursts(spec: WatchSpec, ctx: SourceContext, git: () => GitIgno
   let startedAt: number | undefined;
   let stopped = false;
 
+  const isOwnWrite = (path: string) => {
+    try {
+      return ctx.ownWrites().has(path);
+    } catch (error) {
+      ctx.log("warn", "watch: could not read the run's own writes", { error: messageOf(error) });
+      return false;
+    }
+  };
+
   const flush = () => {
     timer = undefined;
     startedAt = undefined;
@@ -84,6 +94,8 @@ function debouncedBursts(spec: WatchSpec, ctx: SourceContext, git: () => GitIgno
   return {
     record(path: string, change: Change) {
       if (stopped) return;
+      // Asked now, while the run that wrote it still runs: it may well have ended when the burst fires.
+      if (isOwnWrite(path)) return;
       burst.record(path, change);
       const now = ctx.clock.now();
       startedAt ??= now;

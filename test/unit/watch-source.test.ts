@@ -162,6 +162,20 @@ describe("watch source on real files", () => {
     assert.deepEqual(w.events.map((e) => e.summary), ["src/mine.ts added"]);
   });
 
+  it("a file the run wrote does not fire even when the run has ended before the burst fires", async () => {
+    const p = project();
+    const own = new Set(["src/own.ts"]);
+    const w = await watching(p.dir, ["src/"], { ownWrites: own, debounceMs: 600 });
+    p.write("src/own.ts");
+    await sleep(300); // the change is seen; the run ends before the debounce is over
+    own.clear();
+    await sleep(600 + SETTLE_MS);
+    p.write("src/mine.ts");
+    await until("the event", () => w.events.length > 0);
+    await sleep(SETTLE_MS);
+    assert.deepEqual(w.events.map((e) => e.summary), ["src/mine.ts added"]);
+  });
+
   it("a file that never goes quiet still fires once the burst is 10 s old (10 debounces, at least 10 s)", async () => {
     const p = project();
     const clock = new FakeClock();
