@@ -48,7 +48,12 @@ export class AutomationService {
       this.changed();
     };
     ctx.manager.onSettle((task) => this.recorder.onTaskSettled(task));
-    this.scheduler.afterWake = () => this.purgeHourly();
+    this.scheduler.afterWake = () => {
+      this.purgeHourly();
+      // Another process may have added event triggers: a process that had none holds no tick of its
+      // own, so without this it would never run their sources, nor take them over when that process dies.
+      this.sources?.sync();
+    };
   }
 
   private lastPurge = 0;

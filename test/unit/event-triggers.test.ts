@@ -7,6 +7,7 @@ import type { SourceContext } from "../../src/triggers/trigger-source.ts";
 import { EventTriggerStore } from "../../src/triggers/event-trigger-store.ts";
 import { WebhookDeliveries, DELIVERY_TTL_MS } from "../../src/triggers/webhook-deliveries.ts";
 import { LEASE_MS, TICK_MS } from "../../src/triggers/event-sources.ts";
+import { MAX_SLEEP_MS } from "../../src/automations/automation-scheduler.ts";
 
 const NOW = Date.parse("2026-11-26T12:00:00Z");
 
@@ -158,6 +159,21 @@ describe("firing event triggers", () => {
     three.clock.jump(LEASE_MS + 1);
     await three.clock.advance(TICK_MS);
     assert.equal(three.live().length, 1);
+  });
+});
+
+describe("event triggers added by another process", () => {
+  it("a process that had no event trigger finds them at its scheduler's next wake and takes over a dead holder's", async () => {
+    const one = setup();
+    const two = setup(one.dbPath);
+    one.create({}, [{ watch: ["src/"] }]);
+    await one.flush();
+    await one.clock.advance(MAX_SLEEP_MS); // the first keeps renewing its lease meanwhile
+    await two.clock.advance(MAX_SLEEP_MS);
+    assert.deepEqual(two.calls, [], "the lease is held by the first; nothing loaded here");
+    await one.service.sources!.stop(); // as if it died: the lease is free
+    await two.clock.advance(TICK_MS);
+    assert.equal(two.live().length, 1, "taken over at the next tick");
   });
 });
 
