@@ -113,11 +113,14 @@ export class EventTriggerStore {
     return Number(this.sql("SELECT count(*) AS n FROM webhook_deliveries WHERE project_id = ? AND trigger_id = ? AND status IN ('pending', 'claimed')").get(this.projectId, triggerId)!.n);
   }
 
-  /** Claims an unfired delivery for `holder` (inside a transaction): false when another live process has it. */
+  /**
+   * Claims an unfired delivery for `holder` (inside a transaction): false when a live process has
+   * it, `holder` included (its run is launching here; firing it again would fire it twice).
+   */
   claimDelivery(d: Delivery, holder: string, isDead: (holder: string) => boolean): boolean {
     const row = this.sql("SELECT status, claimed_by FROM webhook_deliveries WHERE id = ?").get(d.id);
     if (!row || (row.status !== "pending" && row.status !== "claimed")) return false;
-    if (row.status === "claimed" && row.claimed_by !== holder && !isDead(String(row.claimed_by))) return false;
+    if (row.status === "claimed" && (row.claimed_by === holder || !isDead(String(row.claimed_by)))) return false;
     this.sql("UPDATE webhook_deliveries SET status = 'claimed', claimed_by = ? WHERE id = ?").run(holder, d.id);
     return true;
   }

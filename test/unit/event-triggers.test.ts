@@ -191,6 +191,12 @@ describe("webhook deliveries", () => {
     assert.deepEqual(deliveries.accept({ name: "deploy", deliveryId: "d-1", body: "{}" }), { status: 200, duplicate: true });
     await f.flush();
     assert.equal(f.children().length, 1);
+    // Firing re-syncs the sources, which looks for unfired deliveries again while this one's run launches: it is not fired twice.
+    assert.deepEqual(f.autoStore.runs(a.id).map((r) => [r.status, r.eventFolded ?? 0]), [["running", 0]]);
+    // A second delivery while the first one's run goes is its one skipped row (overlap: skip), counting no other event.
+    deliveries.accept({ name: "deploy", deliveryId: "d-2", body: "{}" });
+    await f.flush();
+    assert.deepEqual(f.autoStore.runs(a.id).map((r) => [r.status, r.eventFolded ?? 0]), [["skipped", 0], ["running", 0]]);
     assert.match(f.host.promptsTo(f.children()[0]!)[0]!.text, /\[Event: POST \/hooks\/deploy \(push\)\]\n\{"ref":"main"\}/);
     f.service.update(a.id, { enabled: false });
     assert.equal(deliveries.secretOf("deploy"), undefined, "paused: the route answers 404");
