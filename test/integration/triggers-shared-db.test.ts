@@ -1,17 +1,16 @@
 import { describe, it, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startStack, call, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
 import { startMockModel, type MockModel } from "../harness/mock-model.ts";
+import { inotifyInodes } from "../harness/inotify.ts";
 import { openSqlite, type SqlValue } from "../../src/store/sqlite-driver.ts";
 import { MAX_SLEEP_MS } from "../../src/automations/automation-scheduler.ts";
 import { TICK_MS } from "../../src/triggers/event-sources.ts";
 
-/** Long enough for a new lease holder's watcher to finish its first scan of this tiny project. */
-const WATCHER_START_MS = 2000;
 /** Debounce of the watch trigger plus a margin: a second run would have started by then. */
 const QUIET_MS = 2000;
 
@@ -71,6 +70,8 @@ describe("event triggers with two servers on one database", () => {
     const a = await start();
     const project = a.server.projectDir;
     mkdirSync(join(project, "src"));
+    const srcInode = statSync(join(project, "src")).ino;
+    const watchesSrc = (stack: Stack) => inotifyInodes(stack.server.pid).has(srcInode);
     writeFileSync(join(project, "status.txt"), "green\n");
     const b = await start(a);
     const bReadyAt = Date.now();
@@ -86,11 +87,13 @@ describe("event triggers with two servers on one database", () => {
     assert.deepEqual(leases().map((l) => pidOf(l.holder)), [a.server.pid, a.server.pid]);
     assert.deepEqual(leases().map((l) => l.trigger_id), [commandTrigger, watchTrigger].sort());
     await waitUntil(() => query("SELECT 1 FROM automation_triggers WHERE id = ? AND state IS NOT NULL", commandTrigger).length === 1, { what: "command baseline" });
+    await waitUntil(() => watchesSrc(a), { what: "A watches src/" });
     // B learns of the new triggers at its scheduler's next wake (at most a minute after its start);
     // from then on it asks for the leases every tick, and must not get them while A lives.
     const wakeAt = bReadyAt + MAX_SLEEP_MS + 2 * TICK_MS;
-    await sleep(Math.max(WATCHER_START_MS, wakeAt - Date.now()));
+    if (Date.now() < wakeAt) await sleep(wakeAt - Date.now());
     assert.deepEqual(leases().map((l) => pidOf(l.holder)), [a.server.pid, a.server.pid], "a live holder keeps its leases");
+    assert.equal(watchesSrc(b), false, "one watcher per trigger: B watches nothing while A holds the lease");
 
     // Each save: one run across both servers.
     writeFileSync(join(project, "src/a.ts"), "export const a = 1;\n");
@@ -115,7 +118,7 @@ describe("event triggers with two servers on one database", () => {
     const takeoverMs = Date.now() - killedAt;
     assert.ok(takeoverMs < 6000, `takeover took ${takeoverMs} ms`);
     assert.equal(leases().length, 2);
-    await sleep(WATCHER_START_MS);
+    await waitUntil(() => watchesSrc(b), { what: "B watches src/" });
 
     // After the takeover: a save and a command change each fire one run, in the surviving server.
     writeFileSync(join(project, "src/b.ts"), "export const b = 1;\n");

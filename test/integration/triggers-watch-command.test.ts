@@ -1,12 +1,13 @@
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { startStack, call, toolOutputs, waitUntil, MOCK_MODEL, type Stack } from "../harness/plugin-stack.ts";
 import { allText, type MockRequest } from "../harness/mock-model.ts";
 import { openSqlite } from "../../src/store/sqlite-driver.ts";
+import { inotifyInodes } from "../harness/inotify.ts";
 
 /**
  * Watch and command triggers on a real OpenCode, driven as a user would: each scenario's parent
@@ -236,23 +237,6 @@ describe("watch and command triggers on the real host", { concurrency: true }, (
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Inodes a process watches through inotify (from /proc/<pid>/fdinfo). */
-function inotifyInodes(pid: number): Set<number> {
-  const inodes = new Set<number>();
-  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-    let target = "";
-    try {
-      target = readlinkSync(`/proc/${pid}/fd/${fd}`);
-    } catch {
-      continue; // closed meanwhile
-    }
-    if (target !== "anon_inode:inotify") continue;
-    const info = existsSync(`/proc/${pid}/fdinfo/${fd}`) ? readFileSync(`/proc/${pid}/fdinfo/${fd}`, "utf8") : "";
-    for (const m of info.matchAll(/^inotify wd:\d+ ino:([0-9a-f]+)/gm)) inodes.add(parseInt(m[1]!, 16));
-  }
-  return inodes;
-}
 
 /** `sleep 37` processes on the machine: [pid, age in seconds]. */
 function sleepProcesses(): Array<[number, number]> {
