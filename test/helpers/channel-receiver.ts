@@ -2,8 +2,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 
 export type Received = { at: number; method: string; path: string; headers: IncomingHttpHeaders; body: string };
-/** `hang`: never answer (until the receiver goes down). */
-export type Answer = { status: number; headers?: Record<string, string>; hang?: boolean };
+/** `hang`: never answer (until the receiver goes down); `drop`: close the connection without an answer. */
+export type Answer = { status: number; headers?: Record<string, string>; hang?: boolean; drop?: boolean };
 
 /**
  * A channel's receiving end on 127.0.0.1: records every request, answers as `answer` says
@@ -24,7 +24,8 @@ export async function startReceiver(answer: (r: Received, index: number) => Answ
         const r: Received = { at: Date.now(), method: req.method ?? "", path: req.url ?? "", headers: req.headers, body: Buffer.concat(chunks).toString("utf8") };
         const reply = answer(r, received.length);
         received.push(r);
-        if (!reply.hang) res.writeHead(reply.status, reply.headers).end("ok");
+        if (reply.drop) res.socket?.destroy();
+        else if (!reply.hang) res.writeHead(reply.status, reply.headers).end("ok");
         for (const w of waiters.filter((w) => received.length >= w.n)) {
           waiters.splice(waiters.indexOf(w), 1);
           w.resolve();
