@@ -11,6 +11,8 @@ export type AutomationConfig = {
   resultCap: number;
   /** Run history older than this goes (option retentionDays); undefined keeps it. */
   retentionMs?: number;
+  /** The project directory: steps run there. */
+  directory: string;
 };
 
 /** What every part of the automation layer shares: the store, the core's public API, the host, time. */

@@ -33,6 +33,7 @@ export function createAutomations(
     failurePause: options.automationFailurePause,
     resultCap: options.resultCapChars,
     retentionMs: options.retentionDays * DAY_MS,
+    directory: deps.directory,
   });
   const service = new AutomationService(ctx);
   service.sources = new EventSources({

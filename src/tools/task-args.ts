@@ -6,6 +6,7 @@ import { GITHUB_EVENTS, type Trigger } from "../automations/automation.ts";
 import type { AutomationService } from "../automations/automation-service.ts";
 import type { Expectation } from "../evidence/expectation-check.ts";
 import { allowExpectCommand, briefExpectArg, checkExpect } from "./expect-arg.ts";
+import { parseSteps, type Step, type StepInput } from "../automations/step-spec.ts";
 import type { CallContext } from "./tool-kit.ts";
 
 type S = typeof tool.schema;
@@ -31,7 +32,7 @@ export const triggerArg = (s: S) => {
 };
 
 /** What task_create says about its triggers: each kind's shape, once. */
-export const TRIGGERS_DESCRIPTION = `One kind key each: every (interval, "30m"), cron (+timezone), at (ISO time), watch (paths/globs; ignore, debounce), command (checked every 30s, fires when its output changes; diff, timeout), webhook (a name: POST /hooks/<name>), github ("owner/repo" or "."; events, ref, every)`;
+export const TRIGGERS_DESCRIPTION = `One kind key each: every ("30m"), cron (+timezone), at (ISO time), watch (paths/globs; ignore, debounce), command (fires on output change, polled every 30s; diff, timeout), webhook (name: POST /hooks/<name>), github ("owner/repo" or "."; events, ref, every)`;
 
 /**
  * The definition fields task_create and task_update share (all optional here). Defaults and what
@@ -42,24 +43,34 @@ export const fieldArgs = (s: S, forCreate: boolean) => ({
   agent: forCreate ? s.string().optional().describe("default general") : s.string().optional(),
   model: forCreate ? s.string().optional().describe("provider/model") : s.string().optional(),
   notify: (forCreate ? s.enum(NOTIFY).optional().describe("default on_change") : s.enum(NOTIFY).optional()),
-  session: forCreate ? s.enum(SESSION).optional().describe("continue: every run resumes one child") : s.enum(SESSION).optional(),
+  session: forCreate ? s.enum(SESSION).optional().describe("continue: runs resume one child") : s.enum(SESSION).optional(),
   max_runs: s.number().optional(),
   overlap: s.enum(["skip", "queue"]).optional(),
   catch_up: s.enum(["skip", "once"]).optional(),
   enabled: s.boolean().optional(),
-  expect: briefExpectArg(s, forCreate ? "as in background_task, after each run" : undefined),
+  expect: briefExpectArg(s, forCreate ? "checked after each run" : undefined),
+  steps: forCreate ? stepsArg(s).describe(STEPS_DESCRIPTION) : stepsArg(s),
 });
+
+/** Steps: shell commands run before the prompt, or instead of it. */
+const stepsArg = (s: S) =>
+  s.array(s.object({ name: s.string(), run: s.string(), timeout: s.string().optional(), continue_on_error: s.boolean().optional() }).strict()).optional();
+
+const STEPS_DESCRIPTION = "sh commands run first, in order (later ones read $STEP_<NAME>_EXIT, _OUTPUT_FILE); no prompt: no model";
 
 type FieldInput = {
   title?: string; prompt?: string; agent?: string; model?: string; notify?: AutomationFields["notify"];
   session?: AutomationFields["sessionMode"]; max_runs?: number; overlap?: AutomationFields["overlap"];
-  catch_up?: AutomationFields["catchUp"]; enabled?: boolean; expect?: Expectation;
+  catch_up?: AutomationFields["catchUp"]; enabled?: boolean; expect?: Expectation; steps?: StepInput[];
 };
 
-/** Tool argument names to definition fields; only what was given. */
-export function toFields(args: FieldInput): Partial<AutomationFields> {
+/**
+ * Tool argument names to definition fields; only what was given. `clearablePrompt` (task_update):
+ * an empty prompt removes it, leaving the steps.
+ */
+export function toFields(args: FieldInput, clearablePrompt = false): Partial<AutomationFields> {
   requireText("title", args.title);
-  requireText("prompt", args.prompt);
+  if (!(clearablePrompt && args.prompt === "")) requireText("prompt", args.prompt);
   const fields: Partial<AutomationFields> = {};
   if (args.title !== undefined) fields.title = args.title;
   if (args.prompt !== undefined) fields.prompt = args.prompt;
@@ -72,6 +83,7 @@ export function toFields(args: FieldInput): Partial<AutomationFields> {
   if (args.catch_up !== undefined) fields.catchUp = args.catch_up;
   if (args.enabled !== undefined) fields.enabled = args.enabled;
   if (args.expect !== undefined) fields.expect = checkExpect(args.expect);
+  if (args.steps !== undefined) fields.steps = parseSteps(args.steps);
   return fields;
 }
 
@@ -97,6 +109,18 @@ export async function allowTriggerCommands(triggers: Trigger[], call: CallContex
     if (t.spec.kind !== "command") continue;
     const command = t.spec.command;
     await allowExpectCommand(command, call, "a command trigger", `Running \`${command}\` every ${t.spec.every} was not allowed (bash permission); ${refused}. Use a command the user allows.`);
+  }
+}
+
+/**
+ * The plugin runs step commands itself: the user's bash permission decides first, for each command
+ * that `before` (the steps as they were) did not already have.
+ */
+export async function allowStepCommands(steps: Step[] | undefined, call: CallContext, refused: string, before: Step[] = []): Promise<void> {
+  for (const step of steps ?? []) {
+    if (before.some((b) => b.run === step.run)) continue;
+    const refusal = `Running \`${step.run}\` (step "${step.name}") was not allowed (bash permission); ${refused}. Use a command the user allows.`;
+    await allowExpectCommand(step.run, call, "an automation", refusal, `step "${step.name}" of an automation`);
   }
 }
 
