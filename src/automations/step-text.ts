@@ -46,6 +46,14 @@ export function stepsCompact(results: StepResult[]): string {
   }).join("; ");
 }
 
+/** The steps in a table cell: `pull 0, test 1: "1 failing"` (exit codes, then the failed step's last output line). */
+export function stepsBrief(results: StepResult[]): string {
+  const codes = results.map((r) => `${r.name} ${r.status === "not_run" ? "-" : r.status === "timed_out" ? "timeout" : r.status === "passed" || r.status === "failed" ? r.exitCode : r.status}`);
+  const failed = results.find((r) => (r.status === "failed" || r.status === "timed_out") && !r.continueOnError);
+  const last = failed?.tail?.split("\n").at(-1)?.trim();
+  return `${codes.join(", ")}${last ? `: ${JSON.stringify(last)}` : ""}`;
+}
+
 /** A steps-only run's result: each step with its exit code, duration and last lines. */
 export function stepsResult(results: StepResult[]): string {
   const passed = results.filter((r) => r.status === "passed").length;
