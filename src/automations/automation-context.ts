@@ -12,6 +12,8 @@ export type AutomationConfig = {
   resultCap: number;
   /** Run history older than this goes (option retentionDays); undefined keeps it. */
   retentionMs?: number;
+  /** The project directory: steps run there. */
+  directory: string;
 };
 
 /** Where run notices go besides the report-to session: the user's configured channels. */

@@ -2,24 +2,27 @@ import type { SqlRow, SqlValue } from "../store/sqlite-driver.ts";
 import type { ModelRef } from "../core/task.ts";
 import type { Automation, Run, Trigger, TriggerSpec } from "./automation.ts";
 import type { Expectation } from "../evidence/expectation-check.ts";
+import type { Step, StepResult } from "./step-spec.ts";
 
 /** The automations table's columns, in the order `automationToParams` binds them. */
 export const AUTOMATION_COLUMNS = [
   "project_id", "id", "title", "prompt", "agent", "model", "notify", "session_mode", "max_runs", "overlap",
   "catch_up", "report_to", "report_agent", "report_model", "enabled", "paused_reason", "done_at",
   "report_to_gone_at", "created_by", "created_at", "updated_at", "run_count", "consecutive_failures",
-  "last_result_hash", "continue_task_id", "expect", "channels", "report",
+  "last_result_hash", "continue_task_id", "expect", "channels", "report", "steps",
 ] as const;
 
 const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
 const opt = <T>(value: unknown): T | undefined => (value === null || value === undefined ? undefined : (value as T));
+/** A JSON column; absent in a database from before it was added. */
+const fromJson = <T>(value: unknown): T | undefined => (typeof value === "string" ? (JSON.parse(value) as T) : undefined);
 
 export function automationToParams(projectId: string, a: Automation): SqlValue[] {
   return [
     projectId, a.id, a.title, a.prompt, a.agent, json(a.model), a.notify, a.sessionMode, a.maxRuns ?? null, a.overlap,
     a.catchUp, a.reportTo, a.reportAgent, json(a.reportModel), a.enabled ? 1 : 0, a.pausedReason ?? null, a.doneAt ?? null,
     a.reportToGoneAt ?? null, a.createdBy, a.createdAt, a.updatedAt, a.runCount, a.consecutiveFailures,
-    a.lastResultHash ?? null, a.continueTaskId ?? null, json(a.expect), json(a.channels), a.report ?? null,
+    a.lastResultHash ?? null, a.continueTaskId ?? null, json(a.expect), json(a.channels), a.report ?? null, json(a.steps),
   ];
 }
 
@@ -52,6 +55,7 @@ export function rowToAutomation(row: SqlRow): Automation {
     expect: row.expect === null || row.expect === undefined ? undefined : (JSON.parse(row.expect as string) as Expectation),
     channels: row.channels == null ? undefined : (JSON.parse(row.channels as string) as string[]),
     report: opt<Automation["report"]>(row.report),
+    steps: fromJson<Step[]>(row.steps),
   });
 }
 
@@ -96,6 +100,8 @@ export function rowToRun(row: SqlRow): Run {
     eventSummary: opt<string>(row.event_summary),
     eventData: opt<string>(row.event_data),
     eventFolded: opt<number>(row.event_folded),
+    steps: fromJson<StepResult[]>(row.steps),
+    stepsBy: opt<string>(row.steps_by),
   });
 }
 

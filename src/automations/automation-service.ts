@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { TaskError, errorMessage } from "../core/errors.ts";
 import type { ModelRef, Task } from "../core/task.ts";
-import type { Automation, Run, Trigger } from "./automation.ts";
+import { parseRunBatchId, type Automation, type Run, type Trigger } from "./automation.ts";
 import type { AutomationContext } from "./automation-context.ts";
 import { AutomationScheduler } from "./automation-scheduler.ts";
 import { RunRecorder } from "./run-recorder.ts";
@@ -12,11 +12,12 @@ import type { FireResult } from "../triggers/source-loaders.ts";
 import type { TriggerEvent } from "../triggers/trigger-source.ts";
 import { maskSecrets } from "../core/mask-secrets.ts";
 import { firstLine } from "./automation-text.ts";
+import { checkRunnable } from "./step-spec.ts";
 
 /** What the model sets on an automation (task_create, task_update); the rest is the plugin's. */
 export type AutomationFields = Pick<
   Automation,
-  "title" | "prompt" | "agent" | "model" | "notify" | "sessionMode" | "maxRuns" | "overlap" | "catchUp" | "enabled" | "expect" | "channels" | "report"
+  "title" | "prompt" | "agent" | "model" | "notify" | "sessionMode" | "maxRuns" | "overlap" | "catchUp" | "enabled" | "expect" | "channels" | "report" | "steps"
 >;
 
 /** Who creates it: the session runs report to, with its agent and model. */
@@ -44,9 +45,11 @@ export class AutomationService {
     this.starter = new RunStarter(ctx, this.recorder);
     this.scheduler = new AutomationScheduler(ctx, this.starter);
     this.recorder.onRunEnded = (id) => {
+      if (this.stopped) return;
       this.starter.startWaiting(id);
       this.changed();
     };
+    this.recorder.stepsRunning = (run) => this.starter.steps.running(run);
     ctx.manager.onSettle((task) => this.recorder.onTaskSettled(task));
     this.scheduler.afterWake = () => {
       this.purgeHourly();
@@ -57,6 +60,7 @@ export class AutomationService {
   }
 
   private lastPurge = 0;
+  private stopped = false;
 
   /** Retention: old history rows go at start and then at most once an hour. */
   purgeHourly(): void {
@@ -74,6 +78,8 @@ export class AutomationService {
   }
 
   stop(): void {
+    this.stopped = true;
+    this.starter.steps.stop();
     this.scheduler.stop();
     void this.sources?.stop();
   }
@@ -195,6 +201,8 @@ export class AutomationService {
     if (!automation.expect) delete automation.expect;
     if (!automation.channels?.length) delete automation.channels;
     if (!automation.report) delete automation.report;
+    if (!automation.steps?.length) delete automation.steps;
+    checkRunnable(automation);
     this.ctx.store.transaction(() => {
       this.ctx.store.saveAutomation(automation);
       for (const t of triggers) this.ctx.store.saveTrigger(t);
@@ -215,6 +223,8 @@ export class AutomationService {
       delete next.reportToGoneAt;
       if (!next.expect) delete next.expect;
       if (!next.channels?.length) delete next.channels;
+      if (!next.steps?.length) delete next.steps;
+      checkRunnable(next);
       if (reportTo) Object.assign(next, { reportTo: reportTo.sessionID, reportAgent: reportTo.agent, reportModel: reportTo.model });
       if (patch.maxRuns !== undefined && next.doneAt !== undefined && next.runCount < patch.maxRuns) delete next.doneAt;
       if (patch.enabled === true && !a.enabled) {
@@ -284,6 +294,28 @@ export class AutomationService {
     if ((fields.report ?? current?.report) === "channels" && channels.length === 0) {
       throw new TaskError(`report: "channels" needs at least one channel in channels. ${listed}`);
     }
+  }
+
+  /**
+   * background_cancel and the dashboard, given a run's batch id (`auto_<automation>_<run>`): kills
+   * the running step of a run in its steps phase. Undefined when the id names no such run.
+   */
+  async cancelSteps(batchId: string): Promise<string | undefined> {
+    const named = parseRunBatchId(batchId.trim());
+    const run = named && this.ctx.store.runByNumber(named.automationId, named.runNo);
+    if (!run || run.status !== "running" || run.taskId !== undefined || run.stepsBy === undefined) return undefined;
+    if (await this.starter.steps.cancel(run.id)) {
+      const ended = this.ctx.store.run(run.id);
+      return `${batchId}: ${ended?.status === "cancelled" ? "cancelled; its running step was killed" : `ended ${ended?.status ?? "?"}`}.`;
+    }
+    return `${batchId}: its steps run in another OpenCode process (${run.stepsBy}); cancel it there.`;
+  }
+
+  /** Whether this process runs the steps of the run that batch id names (a dashboard cancel is its to apply). */
+  runsStepsOf(batchId: string): boolean {
+    const named = parseRunBatchId(batchId.trim());
+    const run = named && this.ctx.store.runByNumber(named.automationId, named.runNo);
+    return !!run && run.taskId === undefined && run.stepsBy === this.starter.steps.holder;
   }
 
   /** Refuses an agent the host does not know, naming the ones it has. */

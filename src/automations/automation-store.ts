@@ -17,9 +17,14 @@ const RUN_FIELDS: [keyof NewRun, string][] = [
   ["missedUntil", "missed_until"], ["taskId", "task_id"], ["createdAt", "created_at"], ["startedAt", "started_at"],
   ["endedAt", "ended_at"], ["resultHash", "result_hash"], ["summary", "summary"], ["notified", "notified"],
   ["notifyNote", "notify_note"], ["eventSummary", "event_summary"], ["eventData", "event_data"], ["eventFolded", "event_folded"],
+  ["steps", "steps"], ["stepsBy", "steps_by"],
 ];
 
-const sqlValue = (value: unknown): SqlValue => (value === undefined ? null : typeof value === "boolean" ? (value ? 1 : 0) : (value as SqlValue));
+const sqlValue = (value: unknown): SqlValue => {
+  if (value === undefined) return null;
+  if (typeof value === "boolean") return value ? 1 : 0;
+  return Array.isArray(value) ? JSON.stringify(value) : (value as SqlValue);
+};
 
 /**
  * Automations, their triggers and their run history, in the plugin's SQLite database (migration 4),

@@ -3,6 +3,8 @@ import { EVENT_KINDS, type Automation, type Run, type Trigger } from "./automati
 const isEventKind = (kind: string) => (EVENT_KINDS as readonly string[]).includes(kind);
 import { describeTrigger } from "./trigger-spec.ts";
 import type { RunOutcome } from "./notify-policy.ts";
+import type { Step } from "./step-spec.ts";
+import { stepsCompact } from "./step-text.ts";
 
 const iso = (ms: number | undefined) => (ms === undefined ? "-" : new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z"));
 
@@ -76,7 +78,13 @@ export function runLine(run: Run, triggers: Trigger[]): string {
   if (run.status === "skipped") return `- ${when} skipped (${run.skipReason}) ${firedByText(run, trigger)}`;
   const head = `- ${when} run #${run.runNo} ${run.status}${duration}, ${firedByText(run, trigger)}`;
   const told = run.notified === undefined ? "" : run.notified ? "; notified" : `; not notified (${run.notifyNote})`;
-  return `${head}${told}${run.summary ? `: ${firstLine(run.summary, 120)}` : ""}`;
+  const steps = run.steps?.length ? ` [steps: ${stepsCompact(run.steps)}]` : "";
+  return `${head}${told}${run.summary ? `: ${firstLine(run.summary, 120)}` : ""}${steps}`;
+}
+
+/** A definition's steps, one line each: `- test: \`npm test\` (timeout 10m, continue_on_error)`. */
+export function stepDefinitionLines(steps: Step[]): string[] {
+  return steps.map((s) => `- ${s.name}: \`${s.run}\` (timeout ${s.timeout ?? "5m"}${s.continueOnError ? ", continue_on_error" : ""})`);
 }
 
 export { iso as isoTime };

@@ -1,5 +1,6 @@
 import type { ModelRef } from "../core/task.ts";
 import type { Expectation } from "../evidence/expectation-check.ts";
+import type { Step, StepResult } from "./step-spec.ts";
 
 /** When the report-to session hears about a run. */
 export type NotifyPolicy = "always" | "on_change" | "on_failure" | "never";
@@ -12,7 +13,10 @@ export const NOTIFY_POLICIES: readonly NotifyPolicy[] = ["always", "on_change", 
 export type Automation = {
   id: string;
   title: string;
+  /** Empty when the automation has only steps: then a run needs no model. */
   prompt: string;
+  /** Shell commands run first (see run-steps.ts); the prompt then runs after them, with their outcome. */
+  steps?: Step[];
   agent: string;
   model?: ModelRef;
   notify: NotifyPolicy;
@@ -123,6 +127,10 @@ export type Run = {
   eventSummary?: string;
   eventData?: string;
   eventFolded?: number;
+  /** Runs of an automation with steps: each step's outcome so far. */
+  steps?: StepResult[];
+  /** The process running the steps (`host:pid:nonce`); set while the run is in its steps phase and after. */
+  stepsBy?: string;
 };
 
 /**

@@ -35,6 +35,7 @@ export function createAutomations(
     failurePause: options.automationFailurePause,
     resultCap: options.resultCapChars,
     retentionMs: options.retentionDays * DAY_MS,
+    directory: deps.directory,
   }, deps.channels);
   const service = new AutomationService(ctx);
   service.sources = new EventSources({

@@ -1,6 +1,7 @@
 import type { Automation } from "./automation.ts";
 
-export type RunOutcome = { status: "completed" | "error" | "cancelled"; result?: string; error?: string };
+/** `stableText`: what on_change compares instead of the result (a steps-only run's result carries durations). */
+export type RunOutcome = { status: "completed" | "error" | "cancelled"; result?: string; error?: string; stableText?: string };
 
 /**
  * Whether a finished run is told to the report-to session, and if not, why. `hash` is the run's

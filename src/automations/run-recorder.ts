@@ -17,6 +17,8 @@ import type { ChannelNotice } from "../channels/channel-message.ts";
 export class RunRecorder {
   /** Called after a run ended and its transaction committed (a waiting run may start now). */
   onRunEnded: (automationId: string) => void = () => {};
+  /** Whether a run in its steps phase (no task yet) is still being run, here or by another live process. */
+  stepsRunning: (run: Run) => boolean = () => false;
 
   constructor(private ctx: AutomationContext) {}
 
@@ -35,7 +37,7 @@ export class RunRecorder {
     const { store, clock } = this.ctx;
     const now = clock.now();
     const a = store.automation(run.automationId);
-    const hash = outcome.status === "completed" ? hashResult(outcome.result) : undefined;
+    const hash = outcome.status === "completed" ? hashResult(outcome.stableText ?? outcome.result) : undefined;
     const summary = firstLine(outcome.status === "completed" ? outcome.result : (outcome.error ?? outcome.status), 500);
     if (!a) {
       store.updateRun(run.id, { status: outcome.status, endedAt: now, resultHash: hash, summary, notified: false, notifyNote: "the automation was deleted" });
@@ -62,6 +64,7 @@ export class RunRecorder {
     if (texts.length > 0) {
       this.ctx.manager.enqueueNotification({
         id: `auto:${run.id}`, parentSessionID: a.reportTo, taskId: taskId ?? run.taskId ?? a.continueTaskId ?? "", text: texts.join("\n\n"), wake: true,
+        agent: a.reportAgent, model: a.reportModel,
       });
     }
     if (paused) this.ctx.afterCommit(() => this.ctx.toast(`"${a.title}" paused after ${updated.consecutiveFailures} failed runs`, "warning"));
@@ -100,6 +103,10 @@ export class RunRecorder {
         this.finish(run, { status: "error", error: "OpenCode stopped before the run started" }, undefined);
         return false;
       }
+      if (!task && run.status === "running" && run.stepsBy !== undefined && !this.stepsRunning(run)) {
+        this.finish(run, { status: "error", error: interruptedText(run) }, undefined);
+        return false;
+      }
       return true;
     });
   }
@@ -110,6 +117,13 @@ export class RunRecorder {
       this.ctx.store.updateRun(waiting.id, { status: "skipped", skipReason: reason });
     }
   }
+}
+
+/** A run whose process stopped in its steps phase: which step was cut off; it is not run again by itself. */
+export function interruptedText(run: Run): string {
+  const step = run.steps?.find((s) => s.status === "running");
+  const where = step ? `during step "${step.name}" (\`${step.run}\`)` : "after its steps, before its task started";
+  return `Interrupted: OpenCode stopped ${where}; the step is not run again by itself (task_run runs the automation again).`;
 }
 
 /** sha256 of the trimmed result: on_change compares results by it. */

@@ -5,6 +5,7 @@ import type { AutomationContext } from "./automation-context.ts";
 import type { NewRun } from "./automation-store.ts";
 import type { RunRecorder } from "./run-recorder.ts";
 import { runContextLine } from "./automation-text.ts";
+import { StepPhase } from "./step-phase.ts";
 
 /** What an event trigger's source reported, ready to store: capped and masked. */
 export type FiringEvent = { summary: string; data?: string };
@@ -16,7 +17,12 @@ export type Firing = { triggerId?: string; firedBy: FiredBy; plannedAt?: number;
  * skipped, then launches started runs through the core's public API.
  */
 export class RunStarter {
-  constructor(private ctx: AutomationContext, private recorder: RunRecorder) {}
+  /** Runs the steps of automations that have them, before (or instead of) their task. */
+  readonly steps: StepPhase;
+
+  constructor(private ctx: AutomationContext, private recorder: RunRecorder) {
+    this.steps = new StepPhase(ctx, recorder, (a, run, text) => this.launchAfterSteps(a, run, text));
+  }
 
   /**
    * Inside a transaction. Inserts the firing's row: a run that starts (numbered, counted against
@@ -83,32 +89,57 @@ export class RunStarter {
     if (started) void this.launch(started);
   }
 
-  /** Launches a run in status `starting`. Never throws: a failed launch ends the run as an error. */
+  /**
+   * Launches a run in status `starting`: its task, or first its steps (then this returns while
+   * they run). Never throws: a failed launch ends the run as an error.
+   */
   async launch(run: Run): Promise<{ run: Run; task?: Task }> {
-    const { store, manager } = this.ctx;
+    const { store } = this.ctx;
     const a = store.automation(run.automationId);
     if (!a) return { run };
     try {
       await this.checkReportTo(a);
-      const { task, note } = await this.startTask(a, run);
-      store.transaction(() => {
-        const current = store.run(run.id);
-        if (current?.status === "starting") store.updateRun(run.id, { status: "running", taskId: task.id });
-        const latest = store.automation(a.id);
-        if (latest && a.sessionMode === "continue") store.saveAutomation({ ...latest, continueTaskId: task.id });
-      });
-      if (note) this.ctx.toast(`"${a.title}": ${note}`, "info");
-      return { run: store.run(run.id) ?? run, task: manager.get(task.id) };
+      if (a.steps?.length) this.steps.begin(a, run);
+      else return { run: store.run(run.id) ?? run, task: await this.startRunTask(a, run) };
     } catch (error) {
-      store.transaction(() => {
-        const current = store.run(run.id);
-        if (current && ACTIVE_RUN.includes(current.status)) this.recorder.finish(current, { status: "error", error: `The run did not start: ${errorMessage(error)}` }, current.taskId);
-      });
-      return { run: store.run(run.id) ?? run };
+      this.failLaunch(run, error);
+    }
+    return { run: store.run(run.id) ?? run };
+  }
+
+  private async launchAfterSteps(a: Automation, run: Run, stepsText: string): Promise<Task | undefined> {
+    try {
+      return await this.startRunTask(a, run, stepsText);
+    } catch (error) {
+      this.failLaunch(run, error);
+      return undefined;
     }
   }
 
-  private async startTask(a: Automation, run: Run): Promise<{ task: Task; note?: string }> {
+  /** Starts the run's background task and records it on the run; throws when the host refuses. */
+  private async startRunTask(a: Automation, run: Run, stepsText?: string): Promise<Task | undefined> {
+    const { store, manager } = this.ctx;
+    const { task, note } = await this.startTask(a, run, stepsText);
+    store.transaction(() => {
+      const current = store.run(run.id);
+      if (current && ACTIVE_RUN.includes(current.status)) store.updateRun(run.id, { status: "running", taskId: task.id });
+      const latest = store.automation(a.id);
+      if (latest && a.sessionMode === "continue") store.saveAutomation({ ...latest, continueTaskId: task.id });
+    });
+    if (note) this.ctx.toast(`"${a.title}": ${note}`, "info");
+    return manager.get(task.id);
+  }
+
+  private failLaunch(run: Run, error: unknown): void {
+    const { store } = this.ctx;
+    store.transaction(() => {
+      const current = store.run(run.id);
+      if (current && ACTIVE_RUN.includes(current.status)) this.recorder.finish(current, { status: "error", error: `The run did not start: ${errorMessage(error)}` }, current.taskId);
+    });
+  }
+
+  /** `stepsText`: the outcome of the run's steps, put after the prompt. */
+  private async startTask(a: Automation, run: Run, stepsText?: string): Promise<{ task: Task; note?: string }> {
     const { manager, store } = this.ctx;
     const trigger = run.triggerId ? store.trigger(run.triggerId) : undefined;
     let note: string | undefined;
@@ -116,12 +147,12 @@ export class RunStarter {
       const earlier = manager.get(a.continueTaskId);
       if (earlier?.status === "completed" && (await this.ctx.host.sessionExists(earlier.id))) {
         store.updateRun(run.id, { taskId: earlier.id });
-        const prompt = `${runContextLine(a, run, trigger)}\n\n${a.prompt}`;
+        const prompt = `${runContextLine(a, run, trigger)}\n\n${a.prompt}${stepsText ? `\n\n${stepsText}` : ""}`;
         return { task: await manager.resume(earlier.id, prompt, a.reportAgent, a.reportModel) };
       }
       note = earlier ? `the session of earlier runs could not be continued (${earlier.status === "completed" ? "it was deleted" : `it ended ${earlier.status}`}); this run starts a new one` : "the session of earlier runs is gone; this run starts a new one";
     }
-    const prompt = `${runContextLine(a, run, trigger, note)}\n\n${a.prompt}`;
+    const prompt = `${runContextLine(a, run, trigger, note)}\n\n${a.prompt}${stepsText ? `\n\n${stepsText}` : ""}`;
     const task = await manager.launch({
       parentSessionID: a.reportTo, parentMessageID: runBatchId(a.id, run.runNo!), parentAgent: a.reportAgent,
       parentModel: a.reportModel, description: `${a.title} (automation run #${run.runNo})`, prompt, agent: a.agent,

@@ -6,6 +6,7 @@ import { CliError } from "./cli-error.ts";
 import type { CliArgs } from "./parse-cli-args.ts";
 import type { CliIo } from "./cli-io.ts";
 import { formatTable, type Column } from "./format-table.ts";
+import { stepsBrief } from "../automations/step-text.ts";
 
 const COLUMNS: Column<ProjectAutomation>[] = [
   { header: "ID", value: (a) => a.id },
@@ -35,7 +36,10 @@ export function runsCommand(reader: TaskReader, args: CliArgs, io: CliIo): void 
   const a = matches[0]!;
   const runs = reader.runs(a.projectId, a.id, { limit: 200 });
   if (args.json) return io.stdout(JSON.stringify({ automation: a, runs }, null, 2) + "\n");
-  io.stdout(`${a.id} "${a.title}": ${stateText(a)}\n${runs.length ? formatTable(runs, runColumns(a.triggers)) : "No runs yet.\n"}`);
+  const columns = runColumns(a.triggers);
+  // Exit codes per step; their output tails are in --json.
+  if (runs.some((r) => r.steps?.length)) columns.splice(-1, 0, { header: "STEPS", value: (r) => (r.steps ? stepsBrief(r.steps) : "-"), maxWidth: 60 });
+  io.stdout(`${a.id} "${a.title}": ${stateText(a)}\n${runs.length ? formatTable(runs, columns) : "No runs yet.\n"}`);
 }
 
 function runColumns(triggers: Trigger[]): Column<Run>[] {

@@ -162,11 +162,13 @@ export class ParentNotifier {
     const tasks = notifications.map((n) => store.get(n.taskId)).filter((t): t is Task => t !== undefined);
     const wake = notifications.some((n) => n.wake && !alreadyRead(store.get(n.taskId)));
     const latest = tasks.at(-1);
+    // A notification without a task (an automation run that needed no model) names them itself.
+    const own = notifications.findLast((n) => n.agent !== undefined);
     await host.prompt({
       sessionID: parentID,
       text: notifications.map((n) => withMarker(n.text, n.id)).join("\n\n"),
-      agent: latest?.parentAgent ?? "build",
-      model: latest?.parentModel,
+      agent: latest?.parentAgent ?? own?.agent ?? "build",
+      model: latest ? latest.parentModel : own?.model,
       noReply: !wake,
     });
     // The host may store an accepted prompt a moment after answering: let it, then die unconfirmed.

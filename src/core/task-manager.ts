@@ -37,7 +37,7 @@ export type ManagerConfig = {
 };
 
 /** A parent notification put in the outbox by a layer above the core (see `enqueueNotification`). */
-export type NotificationInput = { id: string; parentSessionID: string; taskId: string; text: string; wake: boolean };
+export type NotificationInput = { id: string; parentSessionID: string; taskId: string; text: string; wake: boolean; agent?: string; model?: ModelRef };
 
 /** What the tools call: launch, resume, cancel, wait, list, clear. */
 export class TaskManager {

@@ -1,4 +1,4 @@
-import type { Task, TaskStatus } from "./task.ts";
+import type { ModelRef, Task, TaskStatus } from "./task.ts";
 import type { TaskSummary } from "./task-summary.ts";
 
 /** One line of the append-only history: every transition and every notification sent. */
@@ -20,6 +20,9 @@ export type PendingNotification = {
   /** True when this notification should start a parent turn. */
   wake: boolean;
   createdAt: number;
+  /** The parent's agent and model, for a notification whose task does not say them (an automation run without one). */
+  agent?: string;
+  model?: ModelRef;
   /** Set while an instance is sending it; cleared when its send failed. Ignored by enqueue. */
   claim?: { by: string; at: number };
   /** How often it was claimed, absent when never: a claimed one may have reached the parent already. */

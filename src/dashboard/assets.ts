@@ -100,9 +100,11 @@ th { font-weight: 500; color: var(--muted); }
 .status { font-weight: 600; }
 .s-running, .s-resumed, .s-starting, .s-claimed { color: #2a6fdb; }
 .s-queued, .s-waiting, .s-pending { color: #b88a00; }
-.s-completed, .s-done, .s-enabled { color: #2a2; }
-.s-error, .s-failed { color: #d33; }
-.s-cancelled, .s-skipped, .s-missed, .s-paused { color: var(--muted); }
+.s-completed, .s-done, .s-enabled, .s-passed { color: #2a2; }
+.s-error, .s-failed, .s-timed_out { color: #d33; }
+.s-cancelled, .s-skipped, .s-missed, .s-paused, .s-not_run { color: var(--muted); }
+ul.steps { list-style: none; padding: 0; margin: .3em 0 0; font-size: 12px; }
+ul.steps pre { margin: .2em 0 .4em; max-height: 12em; overflow: auto; white-space: pre-wrap; word-break: break-word; background: #8881; padding: .3em; }
 pre.text { white-space: pre-wrap; word-break: break-word; background: #8881; padding: .6em; border-radius: 4px; max-height: 30em; overflow: auto; }
 pre.error { border-left: 3px solid #d33; }
 dl.fields { display: grid; grid-template-columns: max-content 1fr; gap: .2em 1em; }

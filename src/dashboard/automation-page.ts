@@ -1,5 +1,7 @@
 import { DAY_MS } from "../core/clock.ts";
-import { isEventSpec, type Run, type Trigger } from "../automations/automation.ts";
+import { isEventSpec, runBatchId, type Run, type Trigger } from "../automations/automation.ts";
+import type { Step, StepResult } from "../automations/step-spec.ts";
+import { stepLine } from "../automations/step-text.ts";
 import { describeTrigger, nextOccurrence } from "../automations/trigger-spec.ts";
 import type { InboxCommand } from "../inbox/inbox-command.ts";
 import { commandButton, commandList } from "./controls.ts";
@@ -53,11 +55,12 @@ ${commandList(data.commands, now)}</div>
 <dt>Failure streak</dt><dd id="failure-streak">${a.consecutiveFailures} consecutive failed run${a.consecutiveFailures === 1 ? "" : "s"}</dd>
 <dt>Created</dt><dd>${time(a.createdAt)}</dd>
 </dl>
-<h2>Prompt</h2><pre class="text">${a.prompt}</pre>
+${a.steps?.length ? html`<h2>Steps</h2>${stepDefinitions(a.steps)}` : ""}
+<h2>Prompt</h2>${a.prompt ? html`<pre class="text">${a.prompt}</pre>` : html`<p class="none">None: steps only, no model runs.</p>`}
 <h2>Triggers</h2>${triggerTable(a.triggers, a.enabled && a.doneAt === undefined, now, data.waiting)}</div>
 <h2>Durations and outcomes</h2><div id="chart-box" data-live>${durationChart(data.chartRuns, now)}</div>
 <h2>Run history</h2>${filterForm(data, a.triggers)}
-<div id="history" data-live>${runTable(data.runs, a.projectId, now)}</div>`;
+<div id="history" data-live>${runTable(data.runs, a.projectId, now, back)}</div>`;
   return layout({ ...frame, liveMain: false, title: a.title, attention: a.pausedReason || a.reportToGoneAt !== undefined ? 1 : 0 }, body);
 }
 
@@ -94,13 +97,28 @@ function filterForm(data: AutomationData, triggers: Trigger[]): SafeHtml {
 <button type="submit">Filter</button></form>`;
 }
 
-function runTable(runs: Run[], projectId: string, now: number): SafeHtml {
+function runTable(runs: Run[], projectId: string, now: number, back: string): SafeHtml {
   if (runs.length === 0) return html`<p class="none">No runs match.</p>`;
   return html`<table class="runs"><thead><tr><th>run</th><th>fired by</th><th>status</th><th>started</th><th>took</th><th>summary</th></tr></thead><tbody>
 ${runs.map((r) => html`<tr data-run="${r.id}"><td>${r.taskId ? html`<a href="${taskHref(projectId, r.taskId)}">#${r.runNo ?? "-"}</a>` : `#${r.runNo ?? "-"}`}</td>
-<td>${r.firedBy}${r.eventSummary ? html`: ${r.eventSummary}${r.eventFolded ? ` (+${r.eventFolded} folded)` : ""}` : ""}</td><td>${status(r.status)}</td><td>${time(r.startedAt ?? r.plannedAt ?? r.createdAt)}</td>
+<td>${r.firedBy}${r.eventSummary ? html`: ${r.eventSummary}${r.eventFolded ? ` (+${r.eventFolded} folded)` : ""}` : ""}</td><td>${status(r.status)}${inSteps(r) ? html` ${commandButton("cancel_task", projectId, runBatchId(r.automationId, r.runNo!), back)}` : ""}</td><td>${time(r.startedAt ?? r.plannedAt ?? r.createdAt)}</td>
 <td>${r.startedAt !== undefined ? duration(r.startedAt, r.endedAt ?? now) : "-"}</td>
-<td>${preview(r.summary ?? (r.missedCount ? `${r.missedCount} occurrence(s) missed` : r.skipReason), 160)}</td></tr>`)}</tbody></table>`;
+<td>${preview(r.summary ?? (r.missedCount ? `${r.missedCount} occurrence(s) missed` : r.skipReason), 160)}${r.steps?.length ? stepResults(r.steps) : ""}</td></tr>`)}</tbody></table>`;
+}
+
+/** A run still in its steps phase (no task yet): its Cancel kills the running step. */
+function inSteps(r: Run): boolean {
+  return r.status === "running" && r.taskId === undefined && r.stepsBy !== undefined && r.runNo !== undefined;
+}
+
+function stepDefinitions(steps: Step[]): SafeHtml {
+  return html`<table class="step-defs"><thead><tr><th>step</th><th>command (sh -c in the project)</th><th>timeout</th><th>on failure</th></tr></thead><tbody>
+${steps.map((s) => html`<tr><td>${s.name}</td><td><code>${s.run}</code></td><td>${s.timeout ?? "5m"}</td><td>${s.continueOnError ? "continue" : "stop"}</td></tr>`)}</tbody></table>`;
+}
+
+/** Each step's status, exit code and time, its output's last lines folded under it. */
+function stepResults(steps: StepResult[]): SafeHtml {
+  return html`<ul class="steps">${steps.map((s) => html`<li data-step="${s.name}">${status(s.status)} ${stepLine(s)}${s.tail ? html`<details><summary>output</summary><pre>${s.tail}</pre></details>` : ""}</li>`)}</ul>`;
 }
 
 /** "YYYY-MM-DD" as the start of that day (local), or undefined. */

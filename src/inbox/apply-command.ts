@@ -1,6 +1,7 @@
 import type { AutomationService } from "../automations/automation-service.ts";
 import type { TaskManager } from "../core/task-manager.ts";
 import { isSettled } from "../core/task.ts";
+import { parseRunBatchId } from "../automations/automation.ts";
 import type { Host } from "../host/host.ts";
 import type { InboxCommand } from "./inbox-command.ts";
 
@@ -16,6 +17,7 @@ export type CommandHandler = {
 export function commandHandler(manager: TaskManager, automations: AutomationService | undefined, host: Host): CommandHandler {
   return {
     apply: async (command) => {
+      if (command.kind === "cancel_task" && parseRunBatchId(command.targetId)) return cancelSteps(automations, command.targetId);
       if (command.kind === "cancel_task") return cancelTask(manager, command.targetId);
       if (!automations) throw new Error("Automations are off in this OpenCode (plugin option automations: false).");
       return applyToAutomation(automations, command);
@@ -24,6 +26,8 @@ export function commandHandler(manager: TaskManager, automations: AutomationServ
     // on 1.18.33): a running child is cancelled by the process whose server runs it.
     owns: async (command) => {
       if (command.kind !== "cancel_task") return true;
+      // A run in its steps phase (named by its batch id) is cancelled by the process running them.
+      if (parseRunBatchId(command.targetId)) return automations?.runsStepsOf(command.targetId) ?? false;
       const task = manager.get(command.targetId);
       if (!task || task.status === "queued" || isSettled(task.status)) return true;
       return (await host.statuses())[task.id] !== undefined;
@@ -49,6 +53,13 @@ async function applyToAutomation(automations: AutomationService, command: InboxC
       automations.delete(id);
       return "Deleted; its run history stays.";
   }
+}
+
+/** A run in its steps phase, named by its batch id. */
+async function cancelSteps(automations: AutomationService | undefined, batchId: string): Promise<string> {
+  const outcome = await automations?.cancelSteps(batchId);
+  if (!outcome) throw new Error(`Run ${batchId} is not running its steps any more (its task, if it has one, is cancelled from the task's page).`);
+  return outcome;
 }
 
 async function cancelTask(manager: TaskManager, taskId: string): Promise<string> {

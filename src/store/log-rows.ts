@@ -1,4 +1,5 @@
 import type { PendingNotification, TaskEvent } from "../core/task-store.ts";
+import type { ModelRef } from "../core/task.ts";
 import type { SqlRow } from "./sqlite-driver.ts";
 
 /** Row mapping for the event log and the notification outbox. */
@@ -20,5 +21,7 @@ export function rowToNotification(row: SqlRow): PendingNotification {
   };
   if (row.claimed_at != null) notification.claim = { by: row.claimed_by as string, at: row.claimed_at as number };
   if (Number(row.claims ?? 0) > 0) notification.claims = Number(row.claims);
+  if (typeof row.agent === "string") notification.agent = row.agent;
+  if (typeof row.model === "string") notification.model = JSON.parse(row.model) as ModelRef;
   return notification;
 }

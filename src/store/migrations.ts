@@ -327,6 +327,18 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE automations ADD COLUMN report TEXT;   -- NULL: the session (and channels); 'channels': channels only
     `,
   },
+  {
+    version: 12,
+    name: "automation steps: shell commands run before (or instead of) the prompt, and each run's step results",
+    sql: `
+      ALTER TABLE automations ADD COLUMN steps TEXT;         -- JSON Step[], NULL: none
+      ALTER TABLE automation_runs ADD COLUMN steps TEXT;     -- JSON StepResult[] (output tails capped, masked)
+      ALTER TABLE automation_runs ADD COLUMN steps_by TEXT;  -- host:pid:nonce of the process running the steps
+      -- A notification without a task (a steps-only run) carries the report-to session's agent and model.
+      ALTER TABLE notifications ADD COLUMN agent TEXT;
+      ALTER TABLE notifications ADD COLUMN model TEXT;       -- JSON ModelRef
+    `,
+  },
 ];
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -2,16 +2,20 @@ import type { TaskManager } from "../core/task-manager.ts";
 import { isSettled } from "../core/task.ts";
 import { TaskError } from "../core/errors.ts";
 import { defineTool } from "./tool-kit.ts";
+import type { AutomationService } from "../automations/automation-service.ts";
 
-type Deps = { manager: TaskManager; onCrash: (message: string, error: unknown) => void };
+type Deps = { manager: TaskManager; onCrash: (message: string, error: unknown) => void; automations?: AutomationService };
 
-export function backgroundCancelTool({ manager, onCrash }: Deps) {
+export function backgroundCancelTool({ manager, onCrash, automations }: Deps) {
   return defineTool({
     name: "background_cancel",
-    description: "Cancel a running background task, or every running task of a batch.",
-    args: (s) => ({ task_id: s.string().min(1).describe("task or batch id, or a unique prefix") }),
+    description: "Cancel a running background task, or all of a batch.",
+    args: (s) => ({ task_id: s.string().describe("task or batch id, or a unique prefix") }),
     onCrash,
     async run(args) {
+      // An automation run's batch id while its steps run (it has no task yet).
+      const steps = await automations?.cancelSteps(args.task_id);
+      if (steps) return steps;
       const found = manager.lookup(args.task_id);
       if (found.kind !== "tasks") throw new TaskError(found.message);
       const lines: string[] = [];

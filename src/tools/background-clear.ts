@@ -6,7 +6,7 @@ type Deps = { manager: TaskManager; onCrash: (message: string, error: unknown) =
 export function backgroundClearTool({ manager, onCrash }: Deps) {
   return defineTool({
     name: "background_clear",
-    description: "Hide this session's finished background tasks from its list (running ones stay).",
+    description: "Hide this session's finished tasks from background_list.",
     args: () => ({}),
     onCrash,
     async run(_args, call) {

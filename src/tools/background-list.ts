@@ -8,7 +8,7 @@ type Deps = { manager: TaskManager; clock: Clock; onCrash: (message: string, err
 export function backgroundListTool({ manager, clock, onCrash }: Deps) {
   return defineTool({
     name: "background_list",
-    description: "This session's background tasks: id, status, elapsed time, progress.",
+    description: "This session's background tasks with status and progress.",
     args: (s) => ({
       status: s.enum(["queued", "running", "completed", "error", "cancelled", "resumed"]).optional(),
     }),

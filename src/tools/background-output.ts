@@ -18,11 +18,11 @@ type Deps = {
 export function backgroundOutputTool({ manager, clock, defaultTimeoutSeconds, maxTimeoutSeconds, onCrash, evidence }: Deps) {
   return defineTool({
     name: "background_output",
-    description: `Status, progress and result of a background task or batch. block: true waits until it settles or timeout seconds pass (default ${defaultTimeoutSeconds}, max ${maxTimeoutSeconds}).`,
+    description: `Status, progress and result of a background task or batch; block: true waits for its end or timeout seconds (default ${defaultTimeoutSeconds}, max ${maxTimeoutSeconds}).`,
     args: (s) => ({
-      task_id: s.string().min(1).describe("task or batch id, or a unique prefix"),
+      task_id: s.string().describe("task or batch id, or a unique prefix"),
       block: s.boolean().optional(),
-      timeout: s.number().positive().max(maxTimeoutSeconds).optional().describe("seconds"),
+      timeout: s.number().positive().max(maxTimeoutSeconds).optional(),
       evidence: s.boolean().optional().describe("full evidence lists"),
     }),
     onCrash,

@@ -3,9 +3,9 @@ import { TaskError } from "../core/errors.ts";
 import { defineTool } from "./tool-kit.ts";
 import { allowExpectCommand, checkExpect, expectArg } from "./expect-arg.ts";
 
-const DESCRIPTION = `Run work in a background child agent session while this conversation goes on. Returns a task id at once; this session is told the result when it ends. Calls in one message form a batch.
+const DESCRIPTION = `Run work in a background child agent session; returns its task id at once. This session is told the result when it ends. Calls in one message form a batch.
 fork: true gives the child this conversation's context; resume: "<task id>" continues a completed task's session.
-expect: files that must exist and a command that must exit 0, or the child is sent back to work.`;
+expect: files that must exist and a command that must exit 0, else the child is sent back to work.`;
 
 type Deps = { manager: TaskManager; onCrash: (message: string, error: unknown) => void };
 
@@ -14,16 +14,17 @@ export function backgroundTaskTool({ manager, onCrash }: Deps) {
     name: "background_task",
     description: DESCRIPTION,
     args: (s) => ({
-      description: s.string().min(1).max(200).describe("3-8 word label"),
-      prompt: s.string().min(1),
-      agent: s.string().min(1).describe("e.g. general, explore"),
+      description: s.string().describe("3-8 word label"),
+      prompt: s.string(),
+      agent: s.string().describe("e.g. general, explore"),
       fork: s.boolean().optional(),
-      resume: s.string().min(1).optional(),
+      resume: s.string().optional(),
       expect: expectArg(s),
       milestones: s.boolean().optional(),
     }),
     onCrash,
     async run(args, call) {
+      checkTexts(args);
       if (args.fork && args.resume) {
         throw new TaskError("fork and resume are mutually exclusive: fork starts a new child from this conversation, resume continues an existing task's own session. Pass only one.");
       }
@@ -53,4 +54,12 @@ export function backgroundTaskTool({ manager, onCrash }: Deps) {
       ].join("\n");
     },
   });
+}
+
+/** Checked here rather than in the schema: every model request carries the schema (a shared budget). */
+function checkTexts(args: { description: string; prompt: string; agent: string; resume?: string }): void {
+  if (args.description.trim() === "" || args.description.length > 200) throw new TaskError("description must be a 3-8 word label (1-200 characters).");
+  if (args.prompt.trim() === "") throw new TaskError("prompt must not be empty: say what the child should do.");
+  if (args.agent.trim() === "") throw new TaskError('agent must not be empty, e.g. "general".');
+  if (args.resume !== undefined && args.resume.trim() === "") throw new TaskError("resume must be a task id shown by background_list, or left out.");
 }

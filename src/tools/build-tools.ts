@@ -39,7 +39,7 @@ export function buildTools(deps: Ready | Unavailable): Record<string, ToolDefini
       maxTimeoutSeconds: options.maxBlockTimeoutSeconds,
     }),
     background_list: backgroundListTool({ manager, clock, onCrash }),
-    background_cancel: backgroundCancelTool({ manager, onCrash }),
+    background_cancel: backgroundCancelTool({ manager, onCrash, automations }),
     background_clear: backgroundClearTool({ manager, onCrash }),
   };
 }

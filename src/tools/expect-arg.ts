@@ -5,11 +5,11 @@ import type { CallContext } from "./tool-kit.ts";
 
 type S = typeof tool.schema;
 
-/** The `expect` argument of background_task. */
+/** The `expect` argument of background_task (checkExpect refuses empty lists and blanks). */
 export const expectArg = (s: S) =>
   s.object({
-    files: s.array(s.string().min(1)).min(1).optional().describe("e.g. [\"report.md\"]"),
-    command: s.string().min(1).optional().describe("e.g. npm test"),
+    files: s.array(s.string()).optional().describe("e.g. [\"report.md\"]"),
+    command: s.string().optional().describe("e.g. npm test"),
   }).strict().optional();
 
 /** The same for task_create and task_update, kept small (their eight definitions share a token budget); checkExpect does the rest. */
@@ -34,11 +34,12 @@ export function checkExpect(expect: Expectation | undefined): Expectation | unde
 /**
  * The plugin runs `expect.command` itself, outside the child's bash tool: the user's own bash
  * permission rules decide first (allowed, asked, or denied), as for a command the child would run.
- * `of` names what the command belongs to; `refused` is the whole answer when the user says no.
+ * `of` names what the command belongs to; `refused` is the whole answer when the user says no;
+ * `description` is what the prompt shows.
  */
-export async function allowExpectCommand(command: string, call: CallContext, of: string, refused: string): Promise<void> {
+export async function allowExpectCommand(command: string, call: CallContext, of: string, refused: string, description = `expect.command of ${of}`): Promise<void> {
   try {
-    await call.ask?.({ permission: "bash", patterns: [command], always: [command], metadata: { command, description: `expect.command of ${of}` } });
+    await call.ask?.({ permission: "bash", patterns: [command], always: [command], metadata: { command, description } });
   } catch {
     throw new TaskError(refused);
   }

@@ -6,6 +6,7 @@ import { GITHUB_EVENTS, type Trigger } from "../automations/automation.ts";
 import type { AutomationService } from "../automations/automation-service.ts";
 import type { Expectation } from "../evidence/expectation-check.ts";
 import { allowExpectCommand, briefExpectArg, checkExpect } from "./expect-arg.ts";
+import { parseSteps, type Step, type StepInput } from "../automations/step-spec.ts";
 import type { CallContext } from "./tool-kit.ts";
 
 type S = typeof tool.schema;
@@ -31,7 +32,7 @@ export const triggerArg = (s: S) => {
 };
 
 /** What task_create says about its triggers: each kind's shape, once. */
-export const TRIGGERS_DESCRIPTION = `One kind key each: every, cron (+timezone), at, watch (paths/globs; ignore, debounce), command (fires when its output changes; every, diff, timeout), webhook (a name), github ("owner/repo" or "."; events, ref, every)`;
+export const TRIGGERS_DESCRIPTION = `One kind key each: every, cron (+timezone), at, watch (paths, globs), command (fires when its output changes), webhook, github ("owner/repo" or ".")`;
 
 /**
  * The definition fields task_create and task_update share (all optional here). Defaults and what
@@ -40,29 +41,39 @@ export const TRIGGERS_DESCRIPTION = `One kind key each: every, cron (+timezone),
 export const fieldArgs = (s: S, forCreate: boolean) => ({
   prompt: s.string().optional(),
   agent: forCreate ? s.string().optional().describe("default general") : s.string().optional(),
-  model: forCreate ? s.string().optional().describe("provider/model") : s.string().optional(),
+  model: s.string().optional(),
   notify: (forCreate ? s.enum(NOTIFY).optional().describe("default on_change") : s.enum(NOTIFY).optional()),
-  session: forCreate ? s.enum(SESSION).optional().describe("continue: every run resumes one child") : s.enum(SESSION).optional(),
+  session: forCreate ? s.enum(SESSION).optional().describe("continue: runs resume one child") : s.enum(SESSION).optional(),
   max_runs: s.number().optional(),
   overlap: s.enum(["skip", "queue"]).optional(),
   catch_up: s.enum(["skip", "once"]).optional(),
   enabled: s.boolean().optional(),
   expect: briefExpectArg(s),
-  channels: forCreate ? s.array(s.string()).optional().describe("names of channels the user configured") : s.array(s.string()).optional(),
+  steps: forCreate ? stepsArg(s).describe(STEPS_DESCRIPTION) : stepsArg(s),
+  channels: forCreate ? s.array(s.string()).optional().describe("configured channel names") : s.array(s.string()).optional(),
   report: s.enum(["session", "channels"]).optional(),
 });
+
+/** Steps: shell commands run before the prompt, or instead of it. */
+const stepsArg = (s: S) =>
+  s.array(s.object({ name: s.string(), run: s.string(), timeout: s.string().optional(), continue_on_error: s.boolean().optional() }).strict()).optional();
+
+const STEPS_DESCRIPTION = "sh commands run first; later ones read $STEP_<NAME>_EXIT, _OUTPUT_FILE; no prompt: no model call";
 
 type FieldInput = {
   title?: string; prompt?: string; agent?: string; model?: string; notify?: AutomationFields["notify"];
   session?: AutomationFields["sessionMode"]; max_runs?: number; overlap?: AutomationFields["overlap"];
-  catch_up?: AutomationFields["catchUp"]; enabled?: boolean; expect?: Expectation;
+  catch_up?: AutomationFields["catchUp"]; enabled?: boolean; expect?: Expectation; steps?: StepInput[];
   channels?: string[]; report?: "session" | "channels";
 };
 
-/** Tool argument names to definition fields; only what was given. */
-export function toFields(args: FieldInput): Partial<AutomationFields> {
+/**
+ * Tool argument names to definition fields; only what was given. `clearablePrompt` (task_update):
+ * an empty prompt removes it, leaving the steps.
+ */
+export function toFields(args: FieldInput, clearablePrompt = false): Partial<AutomationFields> {
   requireText("title", args.title);
-  requireText("prompt", args.prompt);
+  if (!(clearablePrompt && args.prompt === "")) requireText("prompt", args.prompt);
   const fields: Partial<AutomationFields> = {};
   if (args.title !== undefined) fields.title = args.title;
   if (args.prompt !== undefined) fields.prompt = args.prompt;
@@ -77,6 +88,7 @@ export function toFields(args: FieldInput): Partial<AutomationFields> {
   if (args.expect !== undefined) fields.expect = checkExpect(args.expect);
   if (args.channels !== undefined) fields.channels = args.channels;
   if (args.report !== undefined) fields.report = args.report;
+  if (args.steps !== undefined) fields.steps = parseSteps(args.steps);
   return fields;
 }
 
@@ -102,6 +114,18 @@ export async function allowTriggerCommands(triggers: Trigger[], call: CallContex
     if (t.spec.kind !== "command") continue;
     const command = t.spec.command;
     await allowExpectCommand(command, call, "a command trigger", `Running \`${command}\` every ${t.spec.every} was not allowed (bash permission); ${refused}. Use a command the user allows.`);
+  }
+}
+
+/**
+ * The plugin runs step commands itself: the user's bash permission decides first, for each command
+ * that `before` (the steps as they were) did not already have.
+ */
+export async function allowStepCommands(steps: Step[] | undefined, call: CallContext, refused: string, before: Step[] = []): Promise<void> {
+  for (const step of steps ?? []) {
+    if (before.some((b) => b.run === step.run)) continue;
+    const refusal = `Running \`${step.run}\` (step "${step.name}") was not allowed (bash permission); ${refused}. Use a command the user allows.`;
+    await allowExpectCommand(step.run, call, "an automation", refusal, `step "${step.name}" of an automation`);
   }
 }
 

@@ -1,10 +1,11 @@
 import { TaskError, errorMessage } from "../core/errors.ts";
 import { defineTool } from "./tool-kit.ts";
-import { allowRunCommand, allowTriggerCommands, fieldArgs, toFields, triggerArg, TRIGGERS_DESCRIPTION, webhookLines, type AutomationToolDeps } from "./task-args.ts";
+import { allowRunCommand, allowStepCommands, allowTriggerCommands, fieldArgs, toFields, triggerArg, TRIGGERS_DESCRIPTION, webhookLines, type AutomationToolDeps } from "./task-args.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
 import { triggerLine } from "../automations/automation-text.ts";
+import { checkRunnable, type Step } from "../automations/step-spec.ts";
 
-const DESCRIPTION = `Create an automation: a prompt run as a background agent task on a schedule or event (its triggers) or by task_run, reporting to this session. Not a to-do list. The user approves it.`;
+const DESCRIPTION = `Create an automation: a background agent prompt and/or shell steps, run on a schedule or event (triggers) or by task_run; reports to this session. Not a to-do list. The user approves it.`;
 
 export const APPROVAL_PERMISSION = "background_automation";
 
@@ -12,7 +13,7 @@ export function taskCreateTool({ automations, onCrash }: AutomationToolDeps) {
   return defineTool({
     name: "task_create",
     description: DESCRIPTION,
-    args: (s) => ({ title: s.string(), ...fieldArgs(s, true), prompt: s.string(), triggers: s.array(triggerArg(s)).optional().describe(TRIGGERS_DESCRIPTION) }),
+    args: (s) => ({ title: s.string(), ...fieldArgs(s, true), triggers: s.array(triggerArg(s)).optional().describe(TRIGGERS_DESCRIPTION) }),
     onCrash,
     async run(args, call) {
       const id = automations.newAutomationId();
@@ -20,12 +21,14 @@ export function taskCreateTool({ automations, onCrash }: AutomationToolDeps) {
       const webhooks = await automations.prepareEventTriggers(triggers, args.triggers ?? []);
       const fields = {
         agent: "general", notify: "on_change", sessionMode: "fresh", overlap: "skip", catchUp: "skip", enabled: true,
-        ...toFields(args), title: args.title, prompt: args.prompt,
+        ...toFields(args), title: args.title, prompt: args.prompt ?? "",
       } as const;
+      checkRunnable(fields);
       await automations.checkAgent(fields.agent);
       automations.checkChannels(fields);
-      if (fields.enabled) await approve(call.ask, args.title, args.prompt, triggers.map((t) => describeTrigger(t.spec)));
+      if (fields.enabled) await approve(call.ask, args.title, approvalText(fields), triggers.map((t) => describeTrigger(t.spec)));
       await allowRunCommand(fields, call, "nothing was stored");
+      await allowStepCommands(fields.steps, call, "nothing was stored");
       await allowTriggerCommands(triggers, call, "nothing was stored");
       const created = automations.create(id, fields, triggers, { sessionID: call.sessionID, agent: call.agent, model: call.model }, webhooks);
       const lines = created.triggers.map((t) => `- ${t.id}: ${triggerLine(t)}`);
@@ -36,6 +39,11 @@ export function taskCreateTool({ automations, onCrash }: AutomationToolDeps) {
       ].join("\n");
     },
   });
+}
+
+/** What the approval prompt shows of the work: the prompt, then each step's command. */
+export function approvalText(a: { prompt: string; steps?: Step[] }): string {
+  return [...(a.prompt ? [a.prompt] : []), ...(a.steps ?? []).map((s) => `step ${s.name}: ${s.run}`)].join("\n");
 }
 
 /** OpenCode's own permission prompt; a config `"background_automation": "allow"` skips it. */

@@ -4,7 +4,7 @@ import type { AutomationToolDeps } from "./task-args.ts";
 export function taskDeleteTool({ automations, onCrash }: AutomationToolDeps) {
   return defineTool({
     name: "task_delete",
-    description: "Delete an automation with its triggers and waiting runs (a running run finishes).",
+    description: "Delete an automation, its triggers and waiting runs (a running run finishes).",
     args: (s) => ({ id: s.string() }),
     onCrash,
     async run(args) {

@@ -6,7 +6,7 @@ import { nextRunText, stateText } from "../automations/automation-text.ts";
 export function taskListTool({ automations, onCrash }: AutomationToolDeps) {
   return defineTool({
     name: "task_list",
-    description: "This project's automations (scheduled background tasks): state, triggers, next and last run.",
+    description: "This project's automations: state, triggers, next and last run.",
     args: () => ({}),
     onCrash,
     async run() {

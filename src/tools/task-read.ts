@@ -1,12 +1,12 @@
 import { defineTool } from "./tool-kit.ts";
 import type { AutomationToolDeps } from "./task-args.ts";
 import type { Expectation } from "../evidence/expectation-check.ts";
-import { runLine, stateText, triggerLine } from "../automations/automation-text.ts";
+import { runLine, stateText, stepDefinitionLines, triggerLine } from "../automations/automation-text.ts";
 
 export function taskReadTool({ automations, onCrash }: AutomationToolDeps) {
   return defineTool({
     name: "task_read",
-    description: "An automation's settings, triggers with next run, and recent run history.",
+    description: "An automation's settings, triggers (next run) and recent runs.",
     args: (s) => ({ id: s.string() }),
     onCrash,
     async run(args) {
@@ -16,7 +16,8 @@ export function taskReadTool({ automations, onCrash }: AutomationToolDeps) {
       return [
         `${a.id} "${a.title}": ${stateText(a)}`,
         `agent ${a.agent}${a.model ? ` model ${a.model.providerID}/${a.model.modelID}` : ""}; notify ${a.notify}; session ${a.sessionMode}; overlap ${a.overlap}; catch_up ${a.catchUp}; runs ${a.runCount}${a.maxRuns ? `/${a.maxRuns}` : ""}; failures in a row ${a.consecutiveFailures}`,
-        `prompt: ${a.prompt}`,
+        `prompt: ${a.prompt || "none (steps only: no model runs)"}`,
+        ...(a.steps?.length ? ["steps (sh -c in the project, in order):", ...stepDefinitionLines(a.steps)] : []),
         ...(a.expect ? [`expect: ${expectText(a.expect)}`] : []),
         ...(a.channels?.length ? [`channels: ${a.channels.join(", ")}${a.report === "channels" ? " (only: the session is not told)" : " (and this session)"}`] : []),
         "Triggers:",

@@ -1,22 +1,23 @@
 import { defineTool } from "./tool-kit.ts";
 import type { AutomationToolDeps } from "./task-args.ts";
-import { neverApproved } from "../automations/automation.ts";
+import { neverApproved, runBatchId } from "../automations/automation.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
-import { approve } from "./task-create.ts";
+import { approvalText, approve } from "./task-create.ts";
 
 export function taskRunTool({ automations, onCrash }: AutomationToolDeps) {
   return defineTool({
     name: "task_run",
-    description: "Run an automation now, whatever its triggers; returns the background task id.",
+    description: "Run an automation now, whatever its triggers.",
     args: (s) => ({ id: s.string() }),
     onCrash,
     async run(args, call) {
       const a = automations.require(args.id);
       // Created disabled, it was never approved: running it is as much a use as enabling it.
-      if (neverApproved(a)) await approve(call.ask, a.title, a.prompt, automations.triggers(a.id).map((t) => describeTrigger(t.spec)), "nothing ran");
+      if (neverApproved(a)) await approve(call.ask, a.title, approvalText(a), automations.triggers(a.id).map((t) => describeTrigger(t.spec)), "nothing ran");
       const { run, task } = await automations.runNow(a.id);
       if (run.status === "skipped") return `Not run: the previous run of ${run.automationId} is still running (overlap: skip).`;
       if (run.status === "waiting") return `Queued: it starts when the previous run of ${run.automationId} ends (overlap: queue).`;
+      if (!task && run.status === "running") return `Started run #${run.runNo} of ${run.automationId}: its steps run first (cancel: background_cancel ${runBatchId(run.automationId, run.runNo!)}); results report by the automation's notify policy.`;
       if (!task) return `Run #${run.runNo} of ${run.automationId} did not start: ${run.summary ?? run.status}`;
       return `Started run #${run.runNo} of ${run.automationId} as background task ${task.id}; results report by the automation's notify policy.`;
     },

@@ -6,7 +6,7 @@ import { triggerLine } from "../automations/automation-text.ts";
 export function taskTriggerAddTool({ automations, onCrash }: AutomationToolDeps) {
   return defineTool({
     name: "task_trigger_add",
-    description: "Add a trigger to an automation; trigger is one object as in task_create's triggers.",
+    description: "Add a trigger (one object as in task_create's triggers) to an automation.",
     args: (s) => ({ id: s.string(), trigger: s.record(s.string(), s.unknown()) }),
     onCrash,
     async run(args, call) {

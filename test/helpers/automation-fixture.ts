@@ -31,6 +31,7 @@ export function automationFixture(dbPath: string, overrides: Partial<Options> = 
   const ctx = new AutomationContext(autoStore, core.manager, core.host, core.clock, {
     failurePause: overrides.automationFailurePause ?? 2, resultCap: 10_000,
     retentionMs: overrides.retentionDays === undefined ? undefined : overrides.retentionDays * 86_400_000,
+    directory: events?.directory ?? tmpdir(),
   }, events?.channels);
   const service = new AutomationService(ctx);
   if (events?.loaders) {
