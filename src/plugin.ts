@@ -41,7 +41,7 @@ function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
   let options: Options;
   let store: SqliteTaskStore;
   let manager: TaskManager;
-  let evidence: EvidenceService;
+  let evidence!: EvidenceService; // built by the manager, through its hooks
   let retention: { stop(): void };
   try {
     options = parseOptions(rawOptions);
@@ -53,8 +53,11 @@ function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
       clock: systemClock,
       onError: onCrash,
     });
-    manager = new TaskManager(host, store, systemClock, options, createForkSupport(host, forkLimits(options)));
-    evidence = startEvidence(manager, store, input.directory, options, onCrash);
+    const evidenceStore = evidenceStoreOf(store, onCrash);
+    manager = new TaskManager(host, store, systemClock, options, {
+      forks: createForkSupport(host, forkLimits(options)),
+      hooks: (running) => (evidence = new EvidenceService(running, evidenceStore, input.directory, options)),
+    });
   } catch (error) {
     onCrash("opencode-background-tasks could not start", error);
     return { tool: buildTools({ unavailable: errorMessage(error) }) };
@@ -115,16 +118,15 @@ function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
   };
 }
 
-function startEvidence(manager: TaskManager, store: SqliteTaskStore, directory: string, options: Options, onCrash: (message: string, error: unknown) => void): EvidenceService {
+/** The evidence tables on the task store's connection, without evidence left by tasks already removed. */
+function evidenceStoreOf(store: SqliteTaskStore, onCrash: (message: string, error: unknown) => void): SqliteEvidenceStore {
   const evidenceStore = new SqliteEvidenceStore(store.db, store.projectId);
   try {
     evidenceStore.purgeOrphans();
   } catch (error) {
     onCrash("Removing orphaned evidence failed; it is kept for now", error);
   }
-  const evidence = new EvidenceService(manager.runningTasks(), evidenceStore, directory, options);
-  manager.runningTasks().setHooks(evidence);
-  return evidence;
+  return evidenceStore;
 }
 
 /** Only for the dashboard's project names: a failure is logged and changes nothing else. */
