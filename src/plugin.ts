@@ -13,6 +13,7 @@ import type { ForkMessage } from "./fork/fork-types.ts";
 import { SqliteTaskStore } from "./store/sqlite-task-store.ts";
 import { defaultDbPath } from "./store/default-db-path.ts";
 import { countingHost } from "./host/counting-host.ts";
+import { CRASH_FAULT_ENV, withCrashFault } from "./host/crash-fault-host.ts";
 import { startRetention } from "./store/retention.ts";
 import { filesAboutToBeWritten } from "./host/tool-call-info.ts";
 import { EvidenceService } from "./evidence/evidence-service.ts";
@@ -36,7 +37,7 @@ export async function backgroundTasksPlugin(input: PluginInput, rawOptions?: unk
 }
 
 function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
-  const { host, stopStats } = withStatsLogging(createOpencodeHost(input.client));
+  const { host, stopStats } = withStatsLogging(withCrashFault(createOpencodeHost(input.client), process.env[CRASH_FAULT_ENV]));
   const onCrash = (message: string, error: unknown) => logError(host, message, error);
   let options: Options;
   let store: SqliteTaskStore;
