@@ -1,7 +1,7 @@
 /**
  * Memory on the real host: VmRSS of `opencode serve` idle without a plugin, with a one-tool plugin
- * (test/fixtures/hello-plugin: what any plugin built on @opencode-ai/plugin's `tool()` costs, the
- * floor for a plugin with tools), and with this plugin; several rounds of one start each, the order
+ * (test/fixtures/one-tool-plugin: what any plugin built on @opencode-ai/plugin's `tool()` costs,
+ * the floor for a plugin with tools), and with this plugin; several rounds of one start each, the order
  * rotated every round so that drift on the machine falls on all three alike; medians, with the
  * spread. Then after 200 tasks: launched through the plugin, against the same 200 children
  * prompted directly on a server without it. Run it on a quiet machine: other processes' memory
@@ -29,7 +29,7 @@ const DEFAULT_ROUNDS = 7;
 
 type PluginUnderTest = { dir: string; tool: string };
 const THIS_PLUGIN: PluginUnderTest = { dir: PACKAGE_DIR, tool: "background_task" };
-const ONE_TOOL_PLUGIN: PluginUnderTest = { dir: join(PACKAGE_DIR, "test/fixtures/hello-plugin"), tool: "hello" };
+const ONE_TOOL_PLUGIN: PluginUnderTest = { dir: join(PACKAGE_DIR, "test/fixtures/one-tool-plugin"), tool: "greet" };
 
 export type RssBenchResult = {
   idleWithout: number[];
@@ -146,7 +146,7 @@ function report(r: RssBenchResult): void {
   const paired = r.idleWith.map((v, i) => v - r.idleOneTool[i]!);
   console.log(`\nRSS of opencode serve, idle (VmRSS; median of ${SAMPLES} readings ${SETTLE_MS / 1000} s after the last request; median of the starts)`);
   console.log(`${"idle, no plugin".padEnd(44)}${mb(without).padStart(8)}   (${spread(r.idleWithout)})`);
-  console.log(`${"idle, a one-tool plugin (hello-plugin)".padEnd(44)}${mb(oneTool).padStart(8)}   ${signed(oneTool - without)} vs no plugin (${spread(r.idleOneTool)})`);
+  console.log(`${"idle, a one-tool plugin (one-tool-plugin)".padEnd(44)}${mb(oneTool).padStart(8)}   ${signed(oneTool - without)} vs no plugin (${spread(r.idleOneTool)})`);
   console.log(`${"idle, with this plugin".padEnd(44)}${mb(withPlugin).padStart(8)}   ${signed(withPlugin - without)} vs no plugin (${spread(r.idleWith)})`);
   console.log(`${"this plugin minus the one-tool plugin".padEnd(44)}${signed(aboveOneTool).padStart(8)}   ` +
     `(round by round: median ${signed(median(paired))}, ${paired.map((d) => d.toFixed(0)).join(", ")})`);
