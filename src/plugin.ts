@@ -13,6 +13,7 @@ import type { ForkMessage } from "./fork/fork-types.ts";
 import { SqliteTaskStore } from "./store/sqlite-task-store.ts";
 import { defaultDbPath } from "./store/default-db-path.ts";
 import { countingHost } from "./host/counting-host.ts";
+import { CRASH_FAULT_ENV, withCrashFault } from "./host/crash-fault-host.ts";
 import { startRetention } from "./store/retention.ts";
 import { filesAboutToBeWritten } from "./host/tool-call-info.ts";
 import { EvidenceService } from "./evidence/evidence-service.ts";
@@ -35,12 +36,12 @@ export async function backgroundTasksPlugin(input: PluginInput, rawOptions?: unk
 }
 
 function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
-  const { host, stopStats } = withStatsLogging(createOpencodeHost(input.client));
+  const { host, stopStats } = withStatsLogging(withCrashFault(createOpencodeHost(input.client), process.env[CRASH_FAULT_ENV]));
   const onCrash = (message: string, error: unknown) => logError(host, message, error);
   let options: Options;
   let store: SqliteTaskStore;
   let manager: TaskManager;
-  let evidence: EvidenceService;
+  let evidence!: EvidenceService; // built by the manager, through its hooks
   let retention: { stop(): void };
   try {
     options = parseOptions(rawOptions);
@@ -52,8 +53,11 @@ function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
       clock: systemClock,
       onError: onCrash,
     });
-    manager = new TaskManager(host, store, systemClock, options, createForkSupport(host, forkLimits(options)));
-    evidence = startEvidence(manager, store, input.directory, options, onCrash);
+    const evidenceStore = evidenceStoreOf(store, onCrash);
+    manager = new TaskManager(host, store, systemClock, options, {
+      forks: createForkSupport(host, forkLimits(options)),
+      hooks: (running) => (evidence = new EvidenceService(running, evidenceStore, input.directory, options)),
+    });
   } catch (error) {
     onCrash("opencode-background-tasks could not start", error);
     return { tool: buildTools({ unavailable: errorMessage(error) }) };
@@ -121,16 +125,15 @@ function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
   };
 }
 
-function startEvidence(manager: TaskManager, store: SqliteTaskStore, directory: string, options: Options, onCrash: (message: string, error: unknown) => void): EvidenceService {
+/** The evidence tables on the task store's connection, without evidence left by tasks already removed. */
+function evidenceStoreOf(store: SqliteTaskStore, onCrash: (message: string, error: unknown) => void): SqliteEvidenceStore {
   const evidenceStore = new SqliteEvidenceStore(store.db, store.projectId);
   try {
     evidenceStore.purgeOrphans();
   } catch (error) {
     onCrash("Removing orphaned evidence failed; it is kept for now", error);
   }
-  const evidence = new EvidenceService(manager.runningTasks(), evidenceStore, directory, options);
-  manager.runningTasks().setHooks(evidence);
-  return evidence;
+  return evidenceStore;
 }
 
 /** Only for the dashboard's project names: a failure is logged and changes nothing else. */

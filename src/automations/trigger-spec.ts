@@ -1,4 +1,5 @@
-import { Cron } from "croner";
+import type { Cron } from "croner";
+import { cronClass } from "./load-cron.ts";
 import { isEventSpec, type Trigger, type TriggerSpec } from "./automation.ts";
 import { describeEventTrigger } from "../triggers/describe-event-trigger.ts";
 import { parseEventTrigger } from "../triggers/parse-event-trigger.ts";
@@ -69,7 +70,7 @@ function parseCron(cron: string, timezone: string): TriggerSpec {
   }
   if (!isZone(timezone)) throw new TriggerSpecError(`"timezone": "${timezone}" is not an IANA time zone; write e.g. "Europe/Paris" or "UTC".`);
   try {
-    new Cron(cron, { timezone, paused: true });
+    new (cronClass())(cron, { timezone, paused: true });
   } catch (error) {
     throw new TriggerSpecError(`"cron": "${cron}" is not valid: ${error instanceof Error ? error.message : String(error)}.`);
   }
@@ -149,7 +150,7 @@ function cronOf(pattern: string, timezone: string): Cron {
   const key = `${timezone} ${pattern}`;
   let cron = crons.get(key);
   if (!cron) {
-    cron = new Cron(pattern, { timezone, paused: true });
+    cron = new (cronClass())(pattern, { timezone, paused: true });
     crons.set(key, cron);
   }
   return cron;

@@ -34,19 +34,3 @@ function processGone(claimer: string): boolean {
     return (error as NodeJS.ErrnoException).code === "ESRCH";
   }
 }
-
-/**
- * Test-only crash points around a send, for the real-host test that kills OpenCode there:
- * `OPENCODE_BACKGROUND_TASKS_FAULT=exit-after-claim` (claim committed, nothing sent) or
- * `exit-after-send` (the host accepted the prompt, the delivery is not yet confirmed).
- * Nothing else reads this variable.
- */
-export function faultArmed(name: "exit-after-claim" | "exit-after-send"): boolean {
-  return process.env.OPENCODE_BACKGROUND_TASKS_FAULT === name;
-}
-
-/** Kills this process with SIGKILL after `ms`, as in a crash; never resolves, so nothing after it runs. */
-export function crash(ms = 0): Promise<never> {
-  setTimeout(() => process.kill(process.pid, "SIGKILL"), ms);
-  return new Promise<never>(() => {});
-}

@@ -3,7 +3,7 @@ import type { Task } from "./task.ts";
 import type { PendingNotification, TaskStore } from "./task-store.ts";
 import type { Host, HostMessage, SessionActivity } from "../host/host.ts";
 import { notificationMarker, notificationText, withMarker } from "./notification-text.ts";
-import { claimHeldByOther, crash, faultArmed, newClaimer } from "./outbox-claim.ts";
+import { claimHeldByOther, newClaimer } from "./outbox-claim.ts";
 
 const CONFIRMED_IDLE_TRUST_MS = 250;
 /** How far back the parent is searched for a notification that may have been sent before a crash. */
@@ -144,7 +144,6 @@ export class ParentNotifier {
   private async sendPending(parentID: string): Promise<void> {
     const claimed = this.claim(parentID);
     if (claimed.length === 0) return;
-    if (faultArmed("exit-after-claim")) await crash();
     let toSend = claimed;
     try {
       const found = await this.foundInParent(parentID, claimed.filter((n) => n.claims !== undefined));
@@ -171,8 +170,6 @@ export class ParentNotifier {
       model: latest ? latest.parentModel : own?.model,
       noReply: !wake,
     });
-    // The host may store an accepted prompt a moment after answering: let it, then die unconfirmed.
-    if (faultArmed("exit-after-send")) await crash(1000);
     if (wake) this.setActivity(parentID, "busy");
     this.confirm(notifications, wake ? "woke parent" : "no turn");
     for (const task of new Set(tasks)) void this.toast(task);

@@ -1,9 +1,9 @@
 import type { Task } from "./task.ts";
-import type { TaskHooks } from "./task-hooks.ts";
 
 /**
  * What a layer above the core (evidence, expectations, milestones) may do with running tasks,
- * and nothing more: it never reaches into the core's parts. Given by TaskManager.runningTasks().
+ * and nothing more: it never reaches into the core's parts. Given to the hooks' builder
+ * (ManagerParts.hooks) and by TaskManager.runningTasks().
  */
 export type RunningTasks = {
   /** True while the task's child runs and its events are followed. */
@@ -15,6 +15,4 @@ export type RunningTasks = {
   setProgressNote(taskId: string, note: string): void;
   /** A parent notice that never starts a turn, sent when the parent is idle (exactly once by key). */
   notifyParent(task: Task, key: string, text: string): void;
-  /** Plugs the layer in: the hooks are called at launch, start, run end and settle. */
-  setHooks(hooks: TaskHooks): void;
 };

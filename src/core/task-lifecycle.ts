@@ -22,14 +22,14 @@ export class TaskLifecycle {
   readonly progress = new ProgressTracker();
   readonly answers = new AnswerTracker();
   readonly events: SettleEvents;
-  /** Evidence, expectations and milestones hook in here (see TaskHooks). */
-  hooks: TaskHooks = {};
   private checking = new Set<string>();
 
   constructor(
     private ctx: CoreContext,
     /** Records the parent's notification inside the settle. */
     readonly notifier: ParentNotifier,
+    /** Evidence, expectations and milestones hook in here (see TaskHooks). */
+    readonly hooks: TaskHooks,
   ) {
     this.events = new SettleEvents(ctx);
     try {

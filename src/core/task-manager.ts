@@ -17,6 +17,7 @@ import { EventRouter } from "./event-router.ts";
 import { StoreHealth, type StoreFailure } from "./store-health.ts";
 import { TaskLauncher, firstPromptWith, type ForkSupport, type LaunchInput } from "./task-launcher.ts";
 import type { RunningTasks } from "./running-tasks.ts";
+import type { TaskHooks } from "./task-hooks.ts";
 
 export type { ForkSupport, LaunchInput } from "./task-launcher.ts";
 
@@ -34,6 +35,17 @@ export type ManagerConfig = {
   maxConcurrentTotal: number;
   maxDepth: number;
   cancelChildrenOnParentAbort: boolean;
+};
+
+/** What layers above the core plug in, given at construction. */
+export type ManagerParts = {
+  /** How a fork is made and first prompted; without it a fork launch is refused. */
+  forks?: ForkSupport;
+  /**
+   * Builds the hooks (evidence, expectations, milestones) on the view of running tasks. Called
+   * once, inside the constructor: the view may be kept, but not used before the constructor returns.
+   */
+  hooks?: (tasks: RunningTasks) => TaskHooks;
 };
 
 /** A parent notification put in the outbox by a layer above the core (see `enqueueNotification`). */
@@ -56,16 +68,16 @@ export class TaskManager {
 
   /**
    * Owns the shared context and every part, and hands each part what it uses. Parts that react to
-   * settles subscribe to `life.events` (nothing is set after construction). Never throws: a store
-   * that fails now is logged, and `start` and the poll retry.
+   * settles subscribe to `life.events`, and the hooks are built here (nothing is set after
+   * construction). Never throws: a store that fails now is logged, and `start` and the poll retry.
    */
-  constructor(host: Host, store: TaskStore, clock: Clock, private config: ManagerConfig, forks?: ForkSupport) {
+  constructor(host: Host, store: TaskStore, clock: Clock, private config: ManagerConfig, { forks, hooks }: ManagerParts = {}) {
     this.health = new StoreHealth(clock);
     const ctx: CoreContext = { host, store: this.health.watch(store), clock, log: new CoreLog(host) };
     this.ctx = ctx;
     this.notifier = new ParentNotifier({ host, store: ctx.store, clock, resultCap: config.resultCapChars, onError: (m, e) => ctx.log.error(m, e) });
     this.waiters = new SettleWaiters(clock);
-    this.life = new TaskLifecycle(ctx, this.notifier);
+    this.life = new TaskLifecycle(ctx, this.notifier, hooks?.(this.runningTasks()) ?? {});
     this.life.events.on("settled", (task) => this.waiters.notifySettled(task.id));
     this.life.events.on("settled", (task) => this.notifier.deliver(task.parentSessionID));
     this.scheduler = new TaskScheduler(ctx, this.life, config, firstPromptWith(forks));
@@ -126,23 +138,22 @@ export class TaskManager {
 
   /** The narrow view of running tasks that layers above the core (evidence) work through. */
   runningTasks(): RunningTasks {
-    const { life, notifier, ctx } = this;
+    // Read at each call, not now: the hooks are built on this view before `life` exists.
+    const life = () => this.life;
+    const { notifier, ctx } = this;
     return {
-      isRunning: (taskId) => life.progress.isTracked(taskId),
+      isRunning: (taskId) => life().progress.isTracked(taskId),
       get: (taskId) => ctx.store.get(taskId),
       stop: (taskId, error) => {
-        if (!life.settle(taskId, "error", { error })) return false;
+        if (!life().settle(taskId, "error", { error })) return false;
         ctx.log.detach(`Could not abort task ${taskId}`, ctx.host.abort(taskId));
         return true;
       },
-      setProgressNote: (taskId, note) => life.progress.setNote(taskId, note),
+      setProgressNote: (taskId, note) => life().progress.setNote(taskId, note),
       notifyParent: (task, key, text) => {
         notifier.recordNote(task, key, text);
         // After the caller's transaction (a settle may be recording this), never inside it.
         queueMicrotask(() => ctx.log.detach("Could not deliver a parent notice", notifier.deliver(task.parentSessionID)));
-      },
-      setHooks: (hooks) => {
-        life.hooks = hooks;
       },
     };
   }

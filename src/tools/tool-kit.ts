@@ -28,11 +28,13 @@ export function defineTool<Shape extends RawShape>(spec: {
   onCrash: (message: string, error: unknown) => void;
 }): ToolDefinition {
   const shape = spec.args(tool.schema);
-  const schema = tool.schema.object(shape).strict();
+  // Built at the first call: zod schemas are costly to hold, and most tools are never called in a process.
+  let schema: z.ZodObject<Shape> | undefined;
   return tool({
     description: spec.description,
     args: shape,
     async execute(rawArgs, context) {
+      schema ??= tool.schema.object(shape).strict();
       const parsed = schema.safeParse(rawArgs ?? {});
       if (!parsed.success) return `${spec.name}: invalid arguments. ${describeIssues(parsed.error.issues)}`;
       try {

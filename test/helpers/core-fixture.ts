@@ -1,7 +1,7 @@
 import { FakeClock, flush } from "./fake-clock.ts";
 import { FakeHost } from "./fake-host.ts";
 import { MemoryTaskStore } from "../../src/core/memory-task-store.ts";
-import { TaskManager, type ForkSupport } from "../../src/core/task-manager.ts";
+import { TaskManager, type ManagerParts } from "../../src/core/task-manager.ts";
 import { buildTools } from "../../src/tools/build-tools.ts";
 import { DEFAULT_OPTIONS, type Options } from "../../src/options.ts";
 import type { TaskStore } from "../../src/core/task-store.ts";
@@ -10,13 +10,13 @@ export const PARENT = "ses_parent0001";
 export const MODEL = { providerID: "mock", modelID: "mock-model" };
 
 /** A task manager on a fake host and a fake clock, with its tools, ready to drive. */
-export function coreFixture(overrides: Partial<Options> = {}, store: TaskStore = new MemoryTaskStore(), forks?: ForkSupport) {
+export function coreFixture(overrides: Partial<Options> = {}, store: TaskStore = new MemoryTaskStore(), parts: ManagerParts = {}) {
   const clock = new FakeClock();
   const host = new FakeHost(clock);
   host.addSession(PARENT, "busy");
   const options = { ...DEFAULT_OPTIONS, ...overrides };
   const crashes: string[] = [];
-  const manager = new TaskManager(host, store, clock, options, forks);
+  const manager = new TaskManager(host, store, clock, options, parts);
   host.onEvent((event) => manager.handleEvent(event));
   const tools = buildTools({ manager, clock, options, onCrash: (m) => crashes.push(m) });
   let messageSeq = 0;

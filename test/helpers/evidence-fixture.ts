@@ -12,12 +12,13 @@ let callSeq = 0;
 
 /** The core fixture with the evidence service plugged in, a temp project dir, and helpers to play a child's tool parts. */
 export function evidenceFixture(overrides: Partial<Options & EvidenceConfig> = {}) {
-  const f = coreFixture(overrides);
   const projectDir = mkdtempSync(join(tmpdir(), "ocbt-evidence-"));
   const options = { ...DEFAULT_OPTIONS, ...overrides };
   const evidenceStore = new MemoryEvidenceStore();
-  const evidence = new EvidenceService(f.manager.runningTasks(), evidenceStore, projectDir, options);
-  f.manager.runningTasks().setHooks(evidence);
+  let evidence!: EvidenceService;
+  const f = coreFixture(overrides, undefined, {
+    hooks: (running) => (evidence = new EvidenceService(running, evidenceStore, projectDir, options)),
+  });
   f.host.onEvent((event) => {
     f.manager.handleEvent(event);
     evidence.handleEvent(event);

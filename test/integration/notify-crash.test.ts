@@ -5,9 +5,10 @@ import { startMockModel, type MockModel } from "../harness/mock-model.ts";
 import { TaskReader } from "../../src/store/task-reader.ts";
 
 /**
- * The host dies inside the notifier (a test-only fault point, OPENCODE_BACKGROUND_TASKS_FAULT),
- * after the claim or after the send, and is restarted on the same home and project without it:
- * the parent ends up with the notification exactly once.
+ * The host dies as the notifier sends (a test-only crash point in the host adapter,
+ * OPENCODE_BACKGROUND_TASKS_FAULT: src/host/crash-fault-host.ts), after the claim or after the
+ * send, and is restarted on the same home and project without it: the parent ends up with the
+ * notification exactly once.
  */
 describe("notifications survive a crash of the real host", () => {
   let mock: MockModel;

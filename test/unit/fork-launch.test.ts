@@ -24,8 +24,10 @@ function turn(n: number, output: string): ForkMessage[] {
 function forkFixture() {
   let forks: ForkSupport | undefined;
   const f = coreFixture({}, new MemoryTaskStore(), {
-    fork: (input) => forks!.fork(input),
-    firstPrompt: (id, prompt) => forks!.firstPrompt(id, prompt),
+    forks: {
+      fork: (input) => forks!.fork(input),
+      firstPrompt: (id, prompt) => forks!.firstPrompt(id, prompt),
+    },
   });
   forks = createForkSupport(f.host as unknown as Host, LIMITS);
   f.host.histories.set(PARENT, [...turn(1, "x".repeat(9000)), ...turn(2, "short")]);

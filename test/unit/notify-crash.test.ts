@@ -12,6 +12,7 @@ import { CLAIM_LEASE_MS } from "../../src/core/outbox-claim.ts";
 import { withMarker } from "../../src/core/notification-text.ts";
 import type { TaskStore } from "../../src/core/task-store.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
+import { withCrashFault } from "../../src/host/crash-fault-host.ts";
 
 const DEAD_PID = 2 ** 22 + 7; // above Linux's largest pid_max: no such process
 const deadClaimer = `${hostname()}:${DEAD_PID}:gone`;
@@ -168,5 +169,47 @@ describe("crash-safe outbox on one database shared by two instances", () => {
     assert.equal(all.match(/key="ses_t:0"/g)?.length, 1);
     assert.equal(all.match(/key="ses_t:1"/g)?.length, 1);
     assert.deepEqual(a.store.pendingNotifications(), []);
+  });
+});
+
+describe("test-only crash points (OPENCODE_BACKGROUND_TASKS_FAULT), in the host adapter", () => {
+  /** A notifier on a host armed with `fault`, where dying is only recorded. */
+  function armed(fault: string) {
+    const f = notifierFixture();
+    const deaths: number[] = [];
+    const notifier = new ParentNotifier({
+      host: withCrashFault(f.host, fault, (afterMs) => deaths.push(afterMs)), store: f.store, clock: f.clock, resultCap: 1000, claimer: "me",
+      onError: (message) => f.errors.push(message),
+    });
+    f.enqueue("ses_t:0");
+    void notifier.deliver(PARENT); // never settles once the crash point is reached, as a killed process
+    return { ...f, deaths };
+  }
+
+  it("exit-after-claim: dies with the claim committed and nothing sent", async () => {
+    const f = armed("exit-after-claim");
+    await flush();
+    assert.deepEqual(f.deaths, [0]);
+    assert.deepEqual(f.sent(), []);
+    assert.equal(f.store.pendingNotifications()[0]?.claim?.by, "me");
+  });
+
+  it("exit-after-send: dies after the host accepted the notification, before it is confirmed", async () => {
+    const f = armed("exit-after-send");
+    await flush();
+    assert.deepEqual(f.deaths, [1000]);
+    assert.equal(f.sent().length, 1);
+    assert.equal(f.store.pendingNotifications()[0]?.claim?.by, "me", "still pending (unconfirmed) and claimed");
+  });
+
+  it("other prompts pass, and without a known fault the host is the same object", async () => {
+    const f = notifierFixture();
+    const deaths: number[] = [];
+    const host = withCrashFault(f.host, "exit-after-claim", (ms) => deaths.push(ms));
+    await host.prompt({ sessionID: PARENT, text: "a child's task prompt", agent: "general" });
+    assert.equal(f.sent().length, 1);
+    assert.deepEqual(deaths, []);
+    assert.equal(withCrashFault(f.host, undefined), f.host);
+    assert.equal(withCrashFault(f.host, "exit-later"), f.host);
   });
 });
