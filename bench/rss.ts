@@ -137,7 +137,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 function report(r: RssBenchResult): void {
   const mb = (n: number) => `${n.toFixed(0)} MB`;
   const signed = (n: number) => `${n >= 0 ? "+" : ""}${n.toFixed(1)} MB`;
-  const spread = (xs: number[]) => `${xs.length} starts, ${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)} MB`;
+  const spread = (xs: number[]) => `${xs.length} start${xs.length === 1 ? "" : "s"}, ${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)} MB`;
   const without = median(r.idleWithout);
   const oneTool = median(r.idleOneTool);
   const withPlugin = median(r.idleWith);
