@@ -36,7 +36,7 @@ export function readHome(reader: TaskReader, project: string | undefined, now: n
   };
 }
 
-/** Failed runs of the last day, paused automations with the reason, evidence flags, report-to sessions gone. */
+/** Failed runs of the last day, paused automations with the reason, channel deliveries given up, evidence flags, report-to sessions gone. */
 function attention(reader: TaskReader, automations: ProjectAutomation[], project: string | undefined, since: number): AttentionItem[] {
   const items: AttentionItem[] = [];
   for (const t of reader.failedSince(since, project)) {
@@ -46,6 +46,10 @@ function attention(reader: TaskReader, automations: ProjectAutomation[], project
     const href = automationHref(a.projectId, a.id);
     if (!a.enabled && a.pausedReason) items.push({ kind: "paused", text: `${a.title}: ${a.pausedReason}`, href, at: a.updatedAt });
     if (a.reportToGoneAt !== undefined) items.push({ kind: "report-to gone", text: `${a.title}: the session it reports to (${a.reportTo}) was deleted`, href, at: a.reportToGoneAt });
+  }
+  for (const f of reader.channelFailures(since, project)) {
+    const text = `${f.title ?? f.automationId} run #${f.runNo ?? "?"}: not delivered to ${f.channel} (${f.host}) after ${f.attempts} attempts: ${f.lastError ?? "unknown"}`;
+    items.push({ kind: "channel", text, href: automationHref(f.projectId, f.automationId), at: f.endedAt });
   }
   for (const flag of reader.evidenceFlags(since, project)) {
     items.push({ kind: "evidence", text: `${flag.task.description}: ${flag.message}`, href: taskHref(flag.task.projectId, flag.task.id), at: flag.task.settledAt });

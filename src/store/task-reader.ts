@@ -21,6 +21,9 @@ export type ProjectNotification = PendingNotification & { projectId: string; del
 export type ProjectAutomation = Automation & { projectId: string; triggers: Trigger[]; lastRun?: Run };
 export type ProjectRun = Run & { projectId: string; title?: string };
 export type ProjectRef = { id: string; directory?: string };
+export type ChannelFailure = {
+  projectId: string; automationId: string; title?: string; runNo?: number; channel: string; host: string; attempts: number; lastError?: string; endedAt: number;
+};
 export type ProjectWebhook = { name: string; projectId: string; triggerId: string; automationId: string; title?: string; url?: string; secret: string; waiting: number };
 export type RunFilter = { status?: string; trigger?: string; from?: number; to?: number; limit?: number };
 
@@ -158,6 +161,20 @@ export class TaskReader {
   }
 
   /** Tasks settled since `since` whose result the evidence contradicts. */
+  /** Channel deliveries given up since `since`: the dashboard's needs-attention list (name and host only, never a URL). */
+  channelFailures(since: number, projectId?: string): ChannelFailure[] {
+    if (!this.has("channel_deliveries")) return [];
+    return this.sql(`SELECT d.project_id, d.automation_id, d.channel, d.host, d.attempts, d.last_error, d.ended_at, r.run_no, a.title
+      FROM channel_deliveries d LEFT JOIN automation_runs r ON r.project_id = d.project_id AND r.id = d.run_id
+      LEFT JOIN automations a ON a.project_id = d.project_id AND a.id = d.automation_id
+      WHERE d.status = 'failed' AND d.ended_at >= ? ${projectId ? "AND d.project_id = ?" : ""} ORDER BY d.ended_at DESC LIMIT 50`)
+      .all(...(projectId ? [since, projectId] : [since])).map((row) => ({
+        projectId: String(row.project_id), automationId: String(row.automation_id), title: row.title == null ? undefined : String(row.title),
+        runNo: row.run_no == null ? undefined : Number(row.run_no), channel: String(row.channel), host: String(row.host),
+        attempts: Number(row.attempts), lastError: row.last_error == null ? undefined : String(row.last_error), endedAt: Number(row.ended_at),
+      }));
+  }
+
   evidenceFlags(since: number, projectId?: string, limit = 20): { task: ProjectTask; message: string }[] {
     if (!this.has("task_evidence")) return [];
     const params: SqlValue[] = [Math.floor(since)];

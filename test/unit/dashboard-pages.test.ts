@@ -53,6 +53,9 @@ describe("dashboard pages", () => {
     store.db.prepare("INSERT INTO webhooks (name, project_id, trigger_id, secret, created_at) VALUES ('deploy', 'proj', 'tr_hook', 'whsec_never-on-the-page', 0)").run();
     store.db.prepare("INSERT INTO webhook_deliveries (project_id, trigger_id, delivery_id, received_at, status, summary) VALUES ('proj', 'tr_hook', 'd1', 0, 'pending', 'POST /hooks/deploy')").run();
     autos.insertRun(run("au3", 1, { triggerId: "tr_watch", firedBy: "watch", plannedAt: undefined, eventSummary: "src/a.ts and 3 more changed", eventFolded: 2 }));
+    const failedRun = autos.insertRun(run("au3", 2, { triggerId: "tr_hook", firedBy: "webhook", plannedAt: undefined, eventSummary: "POST /hooks/deploy" }))!;
+    store.db.prepare(`INSERT INTO channel_deliveries (project_id, id, status, attempts, next_attempt_at, created_at, ended_at, last_error, run_id, automation_id, channel, host, notice)
+      VALUES ('proj', 'cd1', 'failed', 57, 0, ?, ?, 'HTTP 500', ?, 'au3', 'team', 'hooks.slack.com', '{}')`).run(NOW - HOUR, NOW - 60_000, failedRun.id);
     autos.saveAutomation(automation("au2", { enabled: false, pausedReason: "paused after 3 failed runs in a row", reportToGoneAt: NOW - HOUR }));
     store.save(runningTask("ses_claims", { description: "Claims green tests", status: "completed", result: "All tests pass.", createdAt: NOW - HOUR, promptedAt: NOW - HOUR, settledAt: NOW - 60_000 }));
     const evidence = new SqliteEvidenceStore(store.db, "proj");
@@ -99,6 +102,11 @@ describe("dashboard pages", () => {
     assert.ok(!body.includes("never-on-the-page"));
   });
 
+  it("home lists a channel delivery that was given up under needs attention, by name and host", () => {
+    const { body } = page("/?project=proj");
+    assert.match(body, /On deploy run #2: not delivered to team \(hooks\.slack\.com\) after 57 attempts: HTTP 500/);
+  });
+
   it("filters the run history by status, trigger and date", () => {
     const rows = (query: string) => (page(`/automation?project=proj&id=au1&${query}`).body.split('id="history"')[1]!.match(/data-run="\d+"/g) ?? []).length;
     assert.equal(rows(""), 6);
@@ -111,9 +119,9 @@ describe("dashboard pages", () => {
     assert.equal(rows("from=2030-01-01"), 0);
   });
 
-  it("home counts a paused automation's reason, a report-to session gone and an evidence flag as needing attention", () => {
+  it("home counts a paused automation's reason, a report-to session gone and an evidence flag and a channel given up as needing attention", () => {
     const { body } = page("/?project=proj");
-    assert.match(body, /<title>\(3\) Home/);
+    assert.match(body, /<title>\(4\) Home/);
     assert.match(body, /Claims green tests: The result says the tests pass, but npm test exited with 1/);
     assert.match(body, /paused after 3 failed runs in a row/);
     assert.match(body, /the session it reports to \(ses_parent\) was deleted/);
