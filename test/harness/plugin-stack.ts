@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { startMockModel, type MockModel, type Responder } from "./mock-model.ts";
 import { startOpencode, type OpencodeServer, type StartOptions } from "./opencode-server.ts";
 import { subscribeEvents, waitUntil, type EventLog } from "./events.ts";
+import { openSqlite, type SqlValue } from "../../src/store/sqlite-driver.ts";
 
 export const PACKAGE_DIR = fileURLToPath(new URL("../..", import.meta.url));
 export const MOCK_MODEL = { providerID: "mock", modelID: "mock-model" };
@@ -128,6 +129,31 @@ export async function toolOutputs(stack: Stack, sessionID: string, tool: string)
 /** The plugin's database in a server's private home (the default dbPath). */
 export function pluginDbPath(server: OpencodeServer): string {
   return `${server.homeDir}/.local/share/opencode-background-tasks/tasks.db`;
+}
+
+/** Rows of a query on the plugin's database, read on a connection of its own (the servers keep writing it). */
+export function queryDb<T = any>(dbPath: string, sql: string, ...params: SqlValue[]): T[] {
+  const db = openSqlite(dbPath, { readonly: true });
+  try {
+    return db.prepare(sql).all(...params) as T[];
+  } finally {
+    db.close();
+  }
+}
+
+export type PermissionRequest = { id: string; sessionID: string; permission: string; patterns: string[] };
+
+/** The server's pending permission prompts, through its HTTP API (what the TUI shows the user). */
+export async function pendingPermissions(stack: Stack): Promise<PermissionRequest[]> {
+  const res = await fetch(`${stack.server.url}/permission?directory=${encodeURIComponent(stack.server.projectDir)}`);
+  return (await res.json()) as PermissionRequest[];
+}
+
+/** Answers a permission prompt as the user would. */
+export function answerPermission(stack: Stack, id: string, answer: "once" | "always" | "reject"): Promise<Response> {
+  return fetch(`${stack.server.url}/permission/${id}/reply?directory=${encodeURIComponent(stack.server.projectDir)}`, {
+    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ reply: answer }),
+  });
 }
 
 export { waitUntil };

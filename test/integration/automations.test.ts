@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { startStack, call, toolOutputs, waitUntil, MOCK_MODEL, type Stack } from "../harness/plugin-stack.ts";
+import { startStack, call, toolOutputs, waitUntil, MOCK_MODEL, type Stack, pendingPermissions, answerPermission } from "../harness/plugin-stack.ts";
 import { defaultResponder, lastUserText, startMockModel, type MockModel, type MockRequest } from "../harness/mock-model.ts";
 import { openSqlite } from "../../src/store/sqlite-driver.ts";
 
@@ -41,14 +41,8 @@ describe("automations on the real host", () => {
   };
 
   /** Pending permission requests of the server, through its HTTP API. */
-  const permissions = async (stack: Stack) => {
-    const res = await fetch(`${stack.server.url}/permission?directory=${encodeURIComponent(stack.server.projectDir)}`);
-    return (await res.json()) as Array<{ id: string; sessionID: string; permission: string; patterns: string[] }>;
-  };
-  const reply = (stack: Stack, id: string, answer: "once" | "always" | "reject") =>
-    fetch(`${stack.server.url}/permission/${id}/reply?directory=${encodeURIComponent(stack.server.projectDir)}`, {
-      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ reply: answer }),
-    });
+  const permissions = pendingPermissions;
+  const reply = answerPermission;
 
   /** The parent's model calls task_create; the user answers OpenCode's permission prompt. */
   const create = async (stack: Stack, parent: string, args: Record<string, unknown>, answer: "once" | "reject" = "once") => {

@@ -4,11 +4,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { randomBytes } from "node:crypto";
-import { startStack, call, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
+import { startStack, call, toolOutputs, waitUntil, type Stack, queryDb } from "../harness/plugin-stack.ts";
 import { startMockModel, type MockModel } from "../harness/mock-model.ts";
 import { startReceiver, type Answer, type Received, type Receiver } from "../helpers/channel-receiver.ts";
 import { verifyWebhookSignature } from "../../src/triggers/webhook-signature.ts";
-import { openSqlite, type SqlValue } from "../../src/store/sqlite-driver.ts";
+import type { SqlValue } from "../../src/store/sqlite-driver.ts";
 
 /**
  * Channels on a real OpenCode: a receiver served here stands in for Slack, ntfy, Discord and a
@@ -93,14 +93,7 @@ describe("channels on the real host", () => {
     const [out = ""] = await toolOutputs(stack, parent, "task_create");
     return { out, id: /Created automation (au\w+)/.exec(out)?.[1] };
   };
-  const query = <T = any>(sql: string, ...params: SqlValue[]): T[] => {
-    const conn = openSqlite(dbPath, { readonly: true });
-    try {
-      return conn.prepare(sql).all(...params) as T[];
-    } finally {
-      conn.close();
-    }
-  };
+  const query = <T = any>(sql: string, ...params: SqlValue[]): T[] => queryDb<T>(dbPath, sql, ...params);
   const ofTitle = (title: string, channel?: Name) => hits.filter((h) => h.title === title && (!channel || h.channel === channel));
   const automationNotes = async (stack: Stack, parent: string) =>
     (await stack.messages(parent)).filter((m) => m.info.role === "user")

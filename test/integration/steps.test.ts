@@ -4,9 +4,9 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { startStack, call, toolOutputs, waitUntil, MOCK_MODEL, type Stack } from "../harness/plugin-stack.ts";
+import { startStack, call, toolOutputs, waitUntil, MOCK_MODEL, type Stack, queryDb, pendingPermissions, answerPermission } from "../harness/plugin-stack.ts";
 import { lastUserText, startMockModel, type MockModel, type MockRequest } from "../harness/mock-model.ts";
-import { openSqlite } from "../../src/store/sqlite-driver.ts";
+import type { SqlValue } from "../../src/store/sqlite-driver.ts";
 
 /**
  * Automation steps on a real OpenCode: the parent's model calls task_create (the mock's CALL
@@ -45,14 +45,8 @@ describe("automation steps on the real host", () => {
     return stack;
   };
 
-  const permissions = async (stack: Stack) => {
-    const res = await fetch(`${stack.server.url}/permission?directory=${encodeURIComponent(stack.server.projectDir)}`);
-    return (await res.json()) as Array<{ id: string; sessionID: string; permission: string; patterns: string[] }>;
-  };
-  const reply = (stack: Stack, id: string, answer: "once" | "reject") =>
-    fetch(`${stack.server.url}/permission/${id}/reply?directory=${encodeURIComponent(stack.server.projectDir)}`, {
-      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ reply: answer }),
-    });
+  const permissions = pendingPermissions;
+  const reply = answerPermission;
 
   /**
    * The parent's model calls task_create; each bash prompt is answered by `answer(command)` (once
@@ -76,14 +70,7 @@ describe("automation steps on the real host", () => {
     return { out, id: /automation (au\w+)/.exec(out)?.[1], asked };
   };
 
-  const query = <T>(sql: string, ...params: unknown[]): T[] => {
-    const conn = openSqlite(dbPath, { readonly: true });
-    try {
-      return conn.prepare(sql).all(...(params as never[])) as T[];
-    } finally {
-      conn.close();
-    }
-  };
+  const query = <T = any>(sql: string, ...params: SqlValue[]): T[] => queryDb<T>(dbPath, sql, ...params);
   type RunRow = { id: number; run_no: number; status: string; summary: string; task_id: string | null; notified: number; notify_note: string; steps: string };
   const runs = (automationId: string) => query<RunRow>("SELECT * FROM automation_runs WHERE automation_id = ? ORDER BY id", automationId);
   const ended = (r: RunRow) => !["starting", "running", "waiting"].includes(r.status);

@@ -3,10 +3,10 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { startStack, call, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
+import { startStack, call, toolOutputs, waitUntil, type Stack, queryDb } from "../harness/plugin-stack.ts";
 import { lastUserText, startMockModel, type MockModel } from "../harness/mock-model.ts";
 import { startFakeGithub, type FakeGithub, type FakeRequest } from "../harness/fake-github.ts";
-import { openSqlite, type SqlValue } from "../../src/store/sqlite-driver.ts";
+import type { SqlValue } from "../../src/store/sqlite-driver.ts";
 
 const TOKEN = "ghp_faketokenfortests0123456789abcdef";
 const TITLE = "new PRs";
@@ -41,14 +41,7 @@ describe("github trigger on the real host", () => {
     return stack;
   };
 
-  const query = <T>(sql: string, ...params: SqlValue[]): T[] => {
-    const db = openSqlite(dbPath, { readonly: true });
-    try {
-      return db.prepare(sql).all(...params) as T[];
-    } finally {
-      db.close();
-    }
-  };
+  const query = <T = any>(sql: string, ...params: SqlValue[]): T[] => queryDb<T>(dbPath, sql, ...params);
   type RunRow = { id: number; run_no: number | null; status: string; fired_by: string; event_summary: string | null; event_data: string | null; task_id: string | null };
   const runs = (automationId: string) => query<RunRow>("SELECT * FROM automation_runs WHERE automation_id = ? ORDER BY id", automationId);
   const note = (automationId: string) => query<{ note: string | null }>("SELECT note FROM automation_triggers WHERE automation_id = ?", automationId)[0]?.note ?? null;

@@ -4,10 +4,10 @@ import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
-import { startStack, call, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
+import { startStack, call, toolOutputs, waitUntil, type Stack, queryDb } from "../harness/plugin-stack.ts";
 import { startMockModel, type MockModel } from "../harness/mock-model.ts";
 import { inotifyInodes } from "../harness/inotify.ts";
-import { openSqlite, type SqlValue } from "../../src/store/sqlite-driver.ts";
+import type { SqlValue } from "../../src/store/sqlite-driver.ts";
 import { MAX_SLEEP_MS } from "../../src/automations/automation-scheduler.ts";
 import { TICK_MS } from "../../src/triggers/event-sources.ts";
 
@@ -40,14 +40,7 @@ describe("event triggers with two servers on one database", () => {
     return stack;
   };
 
-  const query = <T>(sql: string, ...params: SqlValue[]): T[] => {
-    const db = openSqlite(dbPath, { readonly: true });
-    try {
-      return db.prepare(sql).all(...params) as T[];
-    } finally {
-      db.close();
-    }
-  };
+  const query = <T = any>(sql: string, ...params: SqlValue[]): T[] => queryDb<T>(dbPath, sql, ...params);
   type RunRow = { run_no: number | null; status: string; fired_by: string; event_summary: string | null };
   const runs = (automationId: string) =>
     query<RunRow>("SELECT run_no, status, fired_by, event_summary FROM automation_runs WHERE automation_id = ? ORDER BY id", automationId);

@@ -4,9 +4,9 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { startStack, call, toolOutputs, waitUntil, MOCK_MODEL, type Stack } from "../harness/plugin-stack.ts";
+import { startStack, call, toolOutputs, waitUntil, MOCK_MODEL, type Stack, queryDb, pendingPermissions, answerPermission } from "../harness/plugin-stack.ts";
 import { allText, type MockRequest } from "../harness/mock-model.ts";
-import { openSqlite } from "../../src/store/sqlite-driver.ts";
+import type { SqlValue } from "../../src/store/sqlite-driver.ts";
 import { inotifyInodes } from "../harness/inotify.ts";
 
 /**
@@ -32,14 +32,7 @@ describe("watch and command triggers on the real host", { concurrency: true }, (
   const idOf = (title: string) => made.get(title)!.id!;
 
   // ---- the store, read-only ----
-  const query = <T>(sql: string, ...params: unknown[]): T[] => {
-    const conn = openSqlite(dbPath, { readonly: true });
-    try {
-      return conn.prepare(sql).all(...(params as never[])) as T[];
-    } finally {
-      conn.close();
-    }
-  };
+  const query = <T = any>(sql: string, ...params: SqlValue[]): T[] => queryDb<T>(dbPath, sql, ...params);
   const runs = (title: string) => query<any>("SELECT * FROM automation_runs WHERE automation_id = ? ORDER BY id", idOf(title));
   const trigger = (title: string) => query<any>("SELECT * FROM automation_triggers WHERE automation_id = ?", idOf(title))[0];
   const ended = (r: any) => !["waiting", "starting", "running"].includes(r.status);
@@ -57,11 +50,8 @@ describe("watch and command triggers on the real host", { concurrency: true }, (
     s.mock.requests().find((r) => allText(r).includes(`[Automation "${title}" (`));
 
   // ---- permission prompts, through the server's HTTP API ----
-  const q = () => `directory=${encodeURIComponent(s.server.projectDir)}`;
-  const permissions = async () =>
-    (await (await fetch(`${s.server.url}/permission?${q()}`)).json()) as Array<{ id: string; sessionID: string; permission: string; patterns: string[] }>;
-  const reply = (id: string, answer: "once" | "reject") =>
-    fetch(`${s.server.url}/permission/${id}/reply?${q()}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ reply: answer }) });
+  const permissions = () => pendingPermissions(s);
+  const reply = (id: string, answer: "once" | "reject") => answerPermission(s, id, answer);
 
   /** The parent's model calls task_create; a command trigger's bash prompt is answered. */
   const create = async (title: string, trig: Record<string, unknown>, prompt: string, answer: "once" | "reject" = "once") => {
