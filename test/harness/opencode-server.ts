@@ -193,7 +193,7 @@ function serverConfig(options: StartOptions): Record<string, unknown> {
  * right after another one stopped on 4096 got requests from this process that never reached it
  * (seen: the event stream never connected), so every server gets a port of its own.
  */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once("error", reject);

@@ -2,7 +2,7 @@ import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer, type AddressInfo } from "node:net";
+import { freePort } from "../harness/opencode-server.ts";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
@@ -302,14 +302,3 @@ describe("webhook triggers on the real host", () => {
     assert.ok(rows.every((r) => r.status === "completed" || (r.status === "skipped" && r.skip_reason === "overlap")), JSON.stringify(rows.map((r) => [r.status, r.skip_reason])));
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
