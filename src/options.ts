@@ -46,6 +46,10 @@ export type Options = {
   automations: boolean;
   /** An automation pauses after this many consecutive failed runs (its session is told). Default 2, range 1-100. */
   automationFailurePause: number;
+  /** A rejected proposal may not be proposed again for this long, in hours. Default 24, range 0-720. */
+  proposalCooldownHours: number;
+  /** Proposals waiting for the user's decision, per project; more are refused. Default 3, range 1-20. */
+  maxPendingProposals: number;
   /** Serve the dashboard from inside OpenCode on this 127.0.0.1 port; 0 = off (use the CLI's `dashboard`). Default 0, range 0-65535. */
   dashboardPort: number;
   /** The one webhook listener of the machine (for every project): http://<webhookHost>:<webhookPort>/hooks/<name>. Default 4097. */
@@ -82,6 +86,8 @@ const NUMBER_RULES: Record<NumberKey, NumberRule> = {
   expectTimeoutSeconds: { default: 300, min: 1, max: 3600, unit: "seconds" },
   stalledLoopLimit: { default: 5, min: 2, max: 100, unit: "calls or answers" },
   automationFailurePause: { default: 2, min: 1, max: 100, unit: "runs" },
+  proposalCooldownHours: { default: 24, min: 0, max: 720, unit: "hours" },
+  maxPendingProposals: { default: 3, min: 1, max: 20, unit: "proposals" },
   dashboardPort: { default: 0, min: 0, max: 65_535, unit: "port (0 = off)" },
   webhookPort: { default: 4097, min: 1, max: 65_535, unit: "port" },
 };

@@ -1,6 +1,6 @@
 import type { SqlRow, SqlValue } from "../store/sqlite-driver.ts";
 import type { ModelRef } from "../core/task.ts";
-import type { Automation, Run, Trigger, TriggerSpec } from "./automation.ts";
+import type { Automation, Proposal, Run, Trigger, TriggerSpec } from "./automation.ts";
 import type { Expectation } from "../evidence/expectation-check.ts";
 import type { Step, StepResult } from "./step-spec.ts";
 
@@ -9,7 +9,7 @@ export const AUTOMATION_COLUMNS = [
   "project_id", "id", "title", "prompt", "agent", "model", "notify", "session_mode", "max_runs", "overlap",
   "catch_up", "report_to", "report_agent", "report_model", "enabled", "paused_reason", "done_at",
   "report_to_gone_at", "created_by", "created_at", "updated_at", "run_count", "consecutive_failures",
-  "last_result_hash", "continue_task_id", "expect", "channels", "report", "steps",
+  "last_result_hash", "continue_task_id", "expect", "channels", "report", "steps", "proposal",
 ] as const;
 
 const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
@@ -22,7 +22,7 @@ export function automationToParams(projectId: string, a: Automation): SqlValue[]
     projectId, a.id, a.title, a.prompt, a.agent, json(a.model), a.notify, a.sessionMode, a.maxRuns ?? null, a.overlap,
     a.catchUp, a.reportTo, a.reportAgent, json(a.reportModel), a.enabled ? 1 : 0, a.pausedReason ?? null, a.doneAt ?? null,
     a.reportToGoneAt ?? null, a.createdBy, a.createdAt, a.updatedAt, a.runCount, a.consecutiveFailures,
-    a.lastResultHash ?? null, a.continueTaskId ?? null, json(a.expect), json(a.channels), a.report ?? null, json(a.steps),
+    a.lastResultHash ?? null, a.continueTaskId ?? null, json(a.expect), json(a.channels), a.report ?? null, json(a.steps), json(a.proposal),
   ];
 }
 
@@ -56,6 +56,7 @@ export function rowToAutomation(row: SqlRow): Automation {
     channels: row.channels == null ? undefined : (JSON.parse(row.channels as string) as string[]),
     report: opt<Automation["report"]>(row.report),
     steps: fromJson<Step[]>(row.steps),
+    proposal: fromJson<Proposal>(row.proposal),
   });
 }
 

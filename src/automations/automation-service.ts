@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { TaskError, errorMessage } from "../core/errors.ts";
 import type { ModelRef, Task } from "../core/task.ts";
-import { parseRunBatchId, type Automation, type Run, type Trigger } from "./automation.ts";
+import { parseRunBatchId, type Automation, type Proposal, type Run, type Trigger } from "./automation.ts";
 import type { AutomationContext } from "./automation-context.ts";
 import { AutomationScheduler } from "./automation-scheduler.ts";
 import { RunRecorder } from "./run-recorder.ts";
@@ -13,6 +13,7 @@ import type { TriggerEvent } from "../triggers/trigger-source.ts";
 import { maskSecrets } from "../core/mask-secrets.ts";
 import { firstLine } from "./automation-text.ts";
 import { checkRunnable } from "./step-spec.ts";
+import type { ProposalService } from "../proposals/proposal-service.ts";
 
 /** What the model sets on an automation (task_create, task_update); the rest is the plugin's. */
 export type AutomationFields = Pick<
@@ -39,6 +40,8 @@ export class AutomationService {
   readonly scheduler: AutomationScheduler;
   /** Event triggers' sources (watchers, pollers, the webhook listener); set by createAutomations. */
   sources: EventSources | undefined;
+  /** Automations the agent proposed, waiting for the user; set by createAutomations. */
+  proposals: ProposalService | undefined;
 
   constructor(private ctx: AutomationContext) {
     this.recorder = new RunRecorder(ctx);
@@ -53,6 +56,7 @@ export class AutomationService {
     ctx.manager.onSettle((task) => this.recorder.onTaskSettled(task));
     this.scheduler.afterWake = () => {
       this.purgeHourly();
+      this.proposals?.expire();
       // Another process may have added event triggers: a process that had none holds no tick of its
       // own, so without this it would never run their sources, nor take them over when that process dies.
       this.sources?.sync();
@@ -190,11 +194,12 @@ export class AutomationService {
     return newId("au");
   }
 
-  create(id: string, fields: AutomationFields, triggers: Trigger[], creator: Creator, webhooks = new Map<string, { name: string; secret: string }>()): { automation: Automation; triggers: Trigger[] } {
+  create(id: string, fields: AutomationFields, triggers: Trigger[], creator: Creator, webhooks = new Map<string, { name: string; secret: string }>(), proposal?: Proposal): { automation: Automation; triggers: Trigger[] } {
     const now = this.ctx.clock.now();
     const automation: Automation = {
       id, ...fields, reportTo: creator.sessionID, reportAgent: creator.agent, reportModel: creator.model,
       createdBy: creator.sessionID, createdAt: now, updatedAt: now, runCount: 0, consecutiveFailures: 0,
+      ...(proposal ? { proposal, enabled: false } : {}),
     };
     if (!automation.model) delete automation.model;
     if (!automation.reportModel) delete automation.reportModel;
@@ -229,6 +234,7 @@ export class AutomationService {
       if (patch.maxRuns !== undefined && next.doneAt !== undefined && next.runCount < patch.maxRuns) delete next.doneAt;
       if (patch.enabled === true && !a.enabled) {
         delete next.pausedReason;
+        delete next.proposal;
         next.consecutiveFailures = 0;
       }
       const resumes = (next.enabled && !a.enabled) || (a.doneAt !== undefined && next.doneAt === undefined);
@@ -272,6 +278,7 @@ export class AutomationService {
   async runNow(id: string): Promise<{ run: Run; task?: Task }> {
     const run = this.ctx.store.transaction(() => {
       const a = this.require(id);
+      if (a.proposal) throw new TaskError(`${a.id} "${a.title}" is a proposal: it runs once the user approves it (task_update { id, enabled: true }).`);
       if (a.doneAt !== undefined) throw new TaskError(`Automation ${a.id} is done (max_runs ${a.maxRuns} reached). Raise max_runs with task_update to run it again.`);
       return this.starter.admit(a, { firedBy: "manual" })!;
     });
@@ -322,6 +329,16 @@ export class AutomationService {
   async checkAgent(name: string): Promise<void> {
     const agents = await this.ctx.host.agents();
     if (!agents.some((a) => a.name === name)) throw new TaskError(`Unknown agent "${name}". Available agents: ${agents.map((a) => a.name).join(", ")}.`);
+  }
+
+  /** Runs fn in one SQLite transaction (nested calls join it). */
+  transaction<T>(fn: () => T): T {
+    return this.ctx.store.transaction(fn);
+  }
+
+  /** Every automation of the project, proposals included. */
+  all(): Automation[] {
+    return this.ctx.store.automations();
   }
 
   list(): { automation: Automation; triggers: Trigger[]; lastRun?: Run }[] {

@@ -51,6 +51,7 @@ export function pausedText(a: Automation, lastError: string): string {
 
 /** enabled / paused (why) / done / report-to session gone. */
 export function stateText(a: Automation): string {
+  if (a.proposal) return "proposed, waiting for the user's approval";
   const state = a.doneAt !== undefined ? `done (max_runs ${a.maxRuns} reached)` : a.enabled ? "enabled" : `paused${a.pausedReason ? ` (${a.pausedReason})` : ""}`;
   return a.reportToGoneAt !== undefined ? `${state}; report-to session gone` : state;
 }

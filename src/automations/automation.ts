@@ -52,7 +52,12 @@ export type Automation = {
   lastResultHash?: string;
   /** session: continue — the task (child session) every run resumes. */
   continueTaskId?: string;
+  /** Set while it is a proposal (task_propose): disabled until the user approves it. */
+  proposal?: Proposal;
 };
+
+/** Why the agent proposed an automation, and who: a conversation's model or a discovery run. */
+export type Proposal = { reason: string; proposedAt: number; by: "conversation" | "discovery" };
 
 export type TriggerKind = TriggerSpec["kind"];
 
@@ -138,6 +143,7 @@ export type Run = {
  * so enabling it or task_run asks first.
  */
 export function neverApproved(a: Automation): boolean {
+  if (a.proposal) return true;
   return !a.enabled && a.runCount === 0 && a.pausedReason === undefined;
 }
 

@@ -10,6 +10,8 @@ import { EventSources } from "../triggers/event-sources.ts";
 import { EventTriggerStore } from "../triggers/event-trigger-store.ts";
 import { defaultLoaders } from "../triggers/default-loaders.ts";
 import type { SourceLoaders } from "../triggers/source-loaders.ts";
+import { ProposalService } from "../proposals/proposal-service.ts";
+import { ProposalStore } from "../proposals/proposal-store.ts";
 
 export type AutomationDeps = {
   store: SqliteTaskStore; manager: TaskManager; host: Host; clock: Clock;
@@ -28,7 +30,10 @@ export type AutomationDeps = {
  */
 export function createAutomations(
   deps: AutomationDeps,
-  options: { automationFailurePause: number; resultCapChars: number; retentionDays: number; webhookPort: number; webhookHost: string; githubApiUrl: string },
+  options: {
+    automationFailurePause: number; resultCapChars: number; retentionDays: number; webhookPort: number; webhookHost: string; githubApiUrl: string;
+    proposalCooldownHours: number; maxPendingProposals: number;
+  },
 ): AutomationService {
   const store = new AutomationStore(deps.store.db, deps.store.projectId);
   const ctx = new AutomationContext(store, deps.manager, deps.host, deps.clock, {
@@ -38,6 +43,10 @@ export function createAutomations(
     directory: deps.directory,
   }, deps.channels);
   const service = new AutomationService(ctx);
+  service.proposals = new ProposalService(service, new ProposalStore(deps.store.db, deps.store.projectId), deps.clock, {
+    cooldownMs: options.proposalCooldownHours * 3600_000,
+    maxPending: options.maxPendingProposals,
+  });
   service.sources = new EventSources({
     store: new EventTriggerStore(deps.store.db, deps.store.projectId),
     directory: deps.directory,

@@ -339,6 +339,32 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE notifications ADD COLUMN model TEXT;       -- JSON ModelRef
     `,
   },
+  {
+    version: 13,
+    name: "proposals: automations the agent proposed, the user's decisions on them, and when the user was last seen",
+    sql: `
+      ALTER TABLE automations ADD COLUMN proposal TEXT; -- JSON { reason, proposedAt, by }; NULL: not a proposal
+      CREATE TABLE proposal_decisions (
+        project_id  TEXT    NOT NULL,
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        proposal_id TEXT    NOT NULL,
+        title       TEXT    NOT NULL,
+        work        TEXT    NOT NULL, -- the prompt and the steps' commands, as compared for a repeat
+        triggers    TEXT    NOT NULL, -- JSON string[]: each trigger described, sorted
+        reason      TEXT    NOT NULL,
+        outcome     TEXT    NOT NULL, -- approved | rejected | expired
+        via         TEXT    NOT NULL, -- conversation | dashboard | cli | expiry
+        decided_at  INTEGER NOT NULL
+      );
+      CREATE INDEX proposal_decisions_by_time ON proposal_decisions (project_id, decided_at);
+      -- The last message the user sent in any session of the project (discovery runs while they are idle).
+      CREATE TABLE user_activity (
+        project_id      TEXT    PRIMARY KEY,
+        last_message_at INTEGER NOT NULL,
+        session_id      TEXT    NOT NULL
+      );
+    `,
+  },
 ];
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (

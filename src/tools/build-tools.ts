@@ -10,6 +10,7 @@ import { backgroundClearTool } from "./background-clear.ts";
 import type { EvidenceService } from "../evidence/evidence-service.ts";
 import type { AutomationService } from "../automations/automation-service.ts";
 import { taskCreateTool } from "./task-create.ts";
+import { taskProposeTool } from "./task-propose.ts";
 import { taskReadTool } from "./task-read.ts";
 import { taskListTool } from "./task-list.ts";
 import { taskUpdateTool } from "./task-update.ts";
@@ -20,7 +21,7 @@ import { taskTriggerRemoveTool } from "./task-trigger-remove.ts";
 
 export const TOOL_NAMES = ["background_task", "background_output", "background_list", "background_cancel", "background_clear"] as const;
 export const AUTOMATION_TOOL_NAMES = [
-  "task_create", "task_read", "task_list", "task_update", "task_delete", "task_run", "task_trigger_add", "task_trigger_remove",
+  "task_create", "task_propose", "task_read", "task_list", "task_update", "task_delete", "task_run", "task_trigger_add", "task_trigger_remove",
 ] as const;
 
 type Ready = { manager: TaskManager; clock: Clock; options: Options; onCrash: (m: string, e: unknown) => void; evidence?: EvidenceService; automations?: AutomationService };
@@ -44,11 +45,12 @@ export function buildTools(deps: Ready | Unavailable): Record<string, ToolDefini
   };
 }
 
-/** The eight task_* tools: scheduled background work (not a to-do list). */
+/** The nine task_* tools: scheduled background work (not a to-do list). */
 export function automationTools(automations: AutomationService, onCrash: (m: string, e: unknown) => void): Record<string, ToolDefinition> {
   const deps = { automations, onCrash };
   return {
     task_create: taskCreateTool(deps),
+    task_propose: taskProposeTool(deps),
     task_read: taskReadTool(deps),
     task_list: taskListTool(deps),
     task_update: taskUpdateTool(deps),

@@ -12,6 +12,7 @@ export function taskRunTool({ automations, onCrash }: AutomationToolDeps) {
     onCrash,
     async run(args, call) {
       const a = automations.require(args.id);
+      if (a.proposal) return `task_run: ${a.id} "${a.title}" is a proposal; it runs once the user approves it (task_update { id, enabled: true }).`;
       // Created disabled, it was never approved: running it is as much a use as enabling it.
       if (neverApproved(a)) await approve(call.ask, a.title, approvalText(a), automations.triggers(a.id).map((t) => describeTrigger(t.spec)), "nothing ran");
       const { run, task } = await automations.runNow(a.id);

@@ -1,16 +1,26 @@
 import { defineTool } from "./tool-kit.ts";
-import { allowRunCommand, allowStepCommands, fieldArgs, toFields, type AutomationToolDeps } from "./task-args.ts";
+import { allowRunCommand, allowStepCommands, allowTriggerCommands, fieldArgs, toFields, type AutomationToolDeps } from "./task-args.ts";
 import { checkRunnable } from "../automations/step-spec.ts";
-import { neverApproved } from "../automations/automation.ts";
+import { neverApproved, type Automation } from "../automations/automation.ts";
 import { stateText } from "../automations/automation-text.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
 import { approvalText, approve } from "./task-create.ts";
+import type { AutomationFields, AutomationService } from "../automations/automation-service.ts";
+import type { CallContext } from "./tool-kit.ts";
 
 export function taskUpdateTool({ automations, onCrash }: AutomationToolDeps) {
   return defineTool({
     name: "task_update",
-    description: "Change an automation: enabled false pauses, true resumes; expect {}, steps [], channels [], prompt \"\" remove; report_here: report here.",
+    description: "Change an automation (fields as task_create): enabled false pauses, true resumes or approves a proposal; expect {}, steps [], channels [], prompt \"\" remove; report_here: report here.",
     args: (s) => ({ id: s.string(), title: s.string().optional(), ...fieldArgs(s, false), report_here: s.boolean().optional() }),
+    // task_create's schema shows each field's shape; the errors teach the rest.
+    shown: (s) => {
+      const any = s.any().optional();
+      return {
+        id: s.string(), title: any, prompt: any, agent: any, model: any, notify: any, session: any, max_runs: any, overlap: any,
+        catch_up: any, enabled: s.boolean().optional(), expect: any, steps: any, channels: any, report: any, report_here: any,
+      };
+    },
     onCrash,
     async run(args, call) {
       const clearsExpect = args.expect !== undefined && !args.expect.files && !args.expect.command;
@@ -19,17 +29,34 @@ export function taskUpdateTool({ automations, onCrash }: AutomationToolDeps) {
       if (fields.agent) await automations.checkAgent(fields.agent);
       const current = automations.require(args.id);
       automations.checkChannels(fields, current);
-      // Created disabled, it was never approved: enabling it is when the user is asked.
+      const approving = fields.enabled === true && current.proposal !== undefined;
+      // Created disabled (or proposed), it was never approved: enabling it is when the user is asked.
       if (fields.enabled && neverApproved(current)) {
         const work = approvalText({ prompt: fields.prompt ?? current.prompt, steps: fields.steps ?? current.steps });
-        await approve(call.ask, current.title, work, automations.triggers(current.id).map((t) => describeTrigger(t.spec)), "it stays disabled and unchanged");
+        const outcome = approving ? "it stays a proposal, unchanged" : "it stays disabled and unchanged";
+        await approve(call.ask, current.title, work, automations.triggers(current.id).map((t) => describeTrigger(t.spec)), outcome);
       }
       checkRunnable({ ...current, ...fields });
-      await allowRunCommand(fields, call, "the automation is unchanged");
-      await allowStepCommands(fields.steps, call, "the automation is unchanged", current.steps);
+      if (approving) await allowProposalCommands(automations, current, fields, call);
+      else {
+        await allowRunCommand(fields, call, "the automation is unchanged");
+        await allowStepCommands(fields.steps, call, "the automation is unchanged", current.steps);
+      }
       const reportTo = args.report_here ? { sessionID: call.sessionID, agent: call.agent, model: call.model } : undefined;
+      if (approving && automations.proposals) {
+        const a = automations.proposals.approve(current.id, "conversation", { ...fields, ...(reportTo ? { reportTo } : {}) });
+        return `Approved proposal ${a.id} "${a.title}": ${stateText(a)}; it runs at its triggers and reports to ${a.reportTo === call.sessionID ? "this session" : `session ${a.reportTo}`}.`;
+      }
       const a = automations.update(current.id, { ...fields, reportTo });
       return `Updated automation ${a.id} "${a.title}": ${stateText(a)}.`;
     },
   });
+}
+
+/** A proposal's commands were never put to the user: approving it asks for each, as task_create does. */
+async function allowProposalCommands(automations: AutomationService, current: Automation, fields: Partial<AutomationFields>, call: CallContext): Promise<void> {
+  const refused = "it stays a proposal, unchanged";
+  await allowRunCommand({ expect: "expect" in fields ? fields.expect : current.expect }, call, refused);
+  await allowStepCommands(fields.steps ?? current.steps, call, refused);
+  await allowTriggerCommands(automations.triggers(current.id), call, refused);
 }

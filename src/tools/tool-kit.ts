@@ -24,6 +24,11 @@ export function defineTool<Shape extends RawShape>(spec: {
   name: string;
   description: string;
   args: (s: typeof tool.schema) => Shape;
+  /**
+   * What the model is shown instead of `args`, when another tool's schema already shows the
+   * shapes (every request carries every definition); the arguments are still parsed by `args`.
+   */
+  shown?: (s: typeof tool.schema) => RawShape;
   run: (args: z.infer<z.ZodObject<Shape>>, call: CallContext) => Promise<string>;
   onCrash: (message: string, error: unknown) => void;
 }): ToolDefinition {
@@ -32,7 +37,7 @@ export function defineTool<Shape extends RawShape>(spec: {
   let schema: z.ZodObject<Shape> | undefined;
   return tool({
     description: spec.description,
-    args: shape,
+    args: (spec.shown?.(tool.schema) ?? shape) as Shape,
     async execute(rawArgs, context) {
       schema ??= tool.schema.object(shape).strict();
       const parsed = schema.safeParse(rawArgs ?? {});

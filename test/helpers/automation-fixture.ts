@@ -11,6 +11,8 @@ import type { TriggerInput } from "../../src/automations/trigger-spec.ts";
 import { EventSources } from "../../src/triggers/event-sources.ts";
 import { EventTriggerStore } from "../../src/triggers/event-trigger-store.ts";
 import type { SourceLoaders } from "../../src/triggers/source-loaders.ts";
+import { ProposalService } from "../../src/proposals/proposal-service.ts";
+import { ProposalStore } from "../../src/proposals/proposal-store.ts";
 
 export { PARENT, MODEL };
 
@@ -34,6 +36,9 @@ export function automationFixture(dbPath: string, overrides: Partial<Options> = 
     directory: events?.directory ?? tmpdir(),
   }, events?.channels);
   const service = new AutomationService(ctx);
+  service.proposals = new ProposalService(service, new ProposalStore(store.db, "proj"), core.clock, {
+    cooldownMs: (overrides.proposalCooldownHours ?? 24) * 3600_000, maxPending: overrides.maxPendingProposals ?? 3,
+  });
   if (events?.loaders) {
     service.sources = new EventSources({
       store: new EventTriggerStore(store.db, "proj"), directory: events.directory ?? "/tmp", clock: core.clock, loaders: events.loaders,

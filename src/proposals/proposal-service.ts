@@ -1,0 +1,130 @@
+import { TaskError } from "../core/errors.ts";
+import type { Clock } from "../core/clock.ts";
+import type { Automation, Proposal, Trigger } from "../automations/automation.ts";
+import type { AutomationFields, AutomationService, Creator } from "../automations/automation-service.ts";
+import { PROPOSAL_EXPIRY_MS, proposalShape, sameProposal, type ProposalShape } from "./proposal-rules.ts";
+import type { DecidedVia, ProposalDecision, ProposalStore } from "./proposal-store.ts";
+
+export type ProposalConfig = {
+  /** A rejected proposal is refused again for this long (option proposalCooldownHours). */
+  cooldownMs: number;
+  /** Proposals waiting for a decision, per project (option maxPendingProposals). */
+  maxPending: number;
+};
+
+export type NewProposal = {
+  id: string;
+  fields: AutomationFields;
+  triggers: Trigger[];
+  creator: Creator;
+  reason: string;
+  by: Proposal["by"];
+  webhooks?: Map<string, { name: string; secret: string }>;
+};
+
+const HOUR_MS = 3600_000;
+
+/**
+ * Automations the agent proposes and the user decides on later: a proposal is a disabled
+ * automation with a reason; approving enables it, rejecting deletes it and is remembered for the
+ * cooldown. Proposals nobody decides expire.
+ */
+export class ProposalService {
+  constructor(
+    private automations: AutomationService,
+    readonly store: ProposalStore,
+    private clock: Clock,
+    readonly config: ProposalConfig,
+  ) {}
+
+  /** Set by discovery: the session a discovery run's child proposes for (the project's most recent one). */
+  discoveryReportTo: ((childSessionID: string) => Creator | undefined) | undefined;
+
+  /** Who a proposal made in this session is from and reports to, when it is not the session itself. */
+  proposerOf(sessionID: string): { creator: Creator; by: Proposal["by"] } | undefined {
+    const creator = this.discoveryReportTo?.(sessionID);
+    return creator && { creator, by: "discovery" };
+  }
+
+  /** Stores the proposal, disabled; refuses a repeat within the cooldown, or one past the pending limit. */
+  propose(p: NewProposal): Automation {
+    return this.automations.transaction(() => {
+      this.expire();
+      this.checkNew(proposalShape(p.fields, p.triggers));
+      const proposal: Proposal = { reason: p.reason, proposedAt: this.clock.now(), by: p.by };
+      const fields = { ...p.fields, enabled: false };
+      return this.automations.create(p.id, fields, p.triggers, p.creator, p.webhooks, proposal).automation;
+    });
+  }
+
+  /** Proposals waiting for the user, oldest first. */
+  pending(): Automation[] {
+    this.expire();
+    return this.automations.all().filter((a) => a.proposal !== undefined);
+  }
+
+  /** Enables it (the caller has the user's approval) and records the decision. */
+  approve(id: string, via: DecidedVia, patch: Partial<AutomationFields> = {}): Automation {
+    return this.automations.transaction(() => {
+      const a = this.requireProposal(id);
+      const decision = this.decision(a, "approved", via);
+      const approved = this.automations.update(a.id, { ...patch, enabled: true });
+      this.store.record(decision);
+      return approved;
+    });
+  }
+
+  /** Deletes it; proposing the same thing again is refused for the cooldown. */
+  reject(id: string, via: DecidedVia): Automation {
+    return this.automations.transaction(() => {
+      const a = this.requireProposal(id);
+      this.store.record(this.decision(a, "rejected", via));
+      return this.automations.delete(a.id);
+    });
+  }
+
+  /** Rejections within the cooldown, newest first. */
+  recentRejections(): ProposalDecision[] {
+    return this.store.decisions(this.clock.now() - this.config.cooldownMs, "rejected");
+  }
+
+  /** Removes proposals older than the expiry; one process records each. */
+  expire(): void {
+    const cutoff = this.clock.now() - PROPOSAL_EXPIRY_MS;
+    for (const a of this.automations.all()) {
+      if (!a.proposal || a.proposal.proposedAt > cutoff) continue;
+      this.automations.transaction(() => {
+        if (!this.automations.get(a.id)?.proposal) return;
+        this.store.record(this.decision(a, "expired", "expiry"));
+        this.automations.delete(a.id);
+      });
+    }
+  }
+
+  private checkNew(shape: ProposalShape): void {
+    const now = this.clock.now();
+    const rejected = this.recentRejections().find((d) => sameProposal(d, shape));
+    if (rejected) {
+      const hours = Math.floor((now - rejected.decidedAt) / HOUR_MS);
+      const left = Math.ceil((rejected.decidedAt + this.config.cooldownMs - now) / HOUR_MS);
+      throw new TaskError(`Refused: the same proposal ("${rejected.title}") was rejected ${hours} h ago (via ${rejected.via}); it may be proposed again in ${left} h. Do not propose it again now.`);
+    }
+    const pending = this.automations.all().filter((a) => a.proposal !== undefined);
+    const twin = pending.find((a) => sameProposal(proposalShape(a, this.automations.triggers(a.id)), shape));
+    if (twin) throw new TaskError(`The same thing is already proposed as ${twin.id} "${twin.title}", waiting for the user's decision.`);
+    if (pending.length >= this.config.maxPending) {
+      throw new TaskError(`${pending.length} proposals already wait for the user's decision (at most ${this.config.maxPending}): ${pending.map((a) => `${a.id} "${a.title}"`).join(", ")}. Propose more once the user has approved or rejected one.`);
+    }
+  }
+
+  private requireProposal(id: string): Automation {
+    const a = this.automations.require(id);
+    if (!a.proposal) throw new TaskError(`Automation ${a.id} "${a.title}" is not a proposal (it was approved already).`);
+    return a;
+  }
+
+  private decision(a: Automation, outcome: ProposalDecision["outcome"], via: DecidedVia): ProposalDecision {
+    const shape = proposalShape(a, this.automations.triggers(a.id));
+    return { ...shape, proposalId: a.id, reason: a.proposal?.reason ?? "", outcome, via, decidedAt: this.clock.now() };
+  }
+}

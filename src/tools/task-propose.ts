@@ -1,0 +1,61 @@
+import { TaskError } from "../core/errors.ts";
+import { defineTool } from "./tool-kit.ts";
+import { fieldArgs, requireText, toFields, triggerArg, webhookLines, type AutomationToolDeps } from "./task-args.ts";
+import { describeTrigger } from "../automations/trigger-spec.ts";
+import { checkRunnable } from "../automations/step-spec.ts";
+import type { ProposalService } from "../proposals/proposal-service.ts";
+import type { CallContext } from "./tool-kit.ts";
+
+const DESCRIPTION = "Propose an automation the user approves later: task_create's fields plus reason (why it is worth it, 1-2 sentences). Stored disabled; nothing runs or asks now.";
+
+export function taskProposeTool({ automations, onCrash }: AutomationToolDeps) {
+  return defineTool({
+    name: "task_propose",
+    description: DESCRIPTION,
+    args: (s) => {
+      const { enabled: _enabled, ...fields } = fieldArgs(s, false);
+      return { title: s.string(), reason: s.string(), ...fields, triggers: s.array(triggerArg(s)).optional() };
+    },
+    // task_create's schema shows every field's shape; repeating it here would cost every request ~2,000 characters.
+    shown: (s) => {
+      const any = s.any().optional();
+      return {
+        title: s.string(), reason: s.string(), prompt: s.string().optional(), triggers: s.array(any).optional(),
+        steps: s.array(any).optional(), agent: any, model: any, notify: any, session: any, max_runs: any, overlap: any,
+        catch_up: any, expect: any, channels: any, report: any,
+      };
+    },
+    onCrash,
+    async run(args, call) {
+      const proposals = automations.proposals;
+      if (!proposals) throw new TaskError("Proposals are unavailable in this OpenCode process.");
+      requireText("reason", args.reason);
+      const id = automations.newAutomationId();
+      const triggers = automations.parseTriggers(args.triggers ?? [], id);
+      const fields = {
+        agent: "general", notify: "on_change", sessionMode: "fresh", overlap: "skip", catchUp: "skip",
+        ...toFields(args), title: args.title, prompt: args.prompt ?? "", enabled: false,
+      } as const;
+      checkRunnable(fields);
+      await automations.checkAgent(fields.agent);
+      automations.checkChannels(fields);
+      const webhooks = await automations.prepareEventTriggers(triggers, args.triggers ?? []);
+      const proposer = proposals.proposerOf(call.sessionID) ?? { creator: creatorOf(call), by: "conversation" as const };
+      const a = proposals.propose({ id, fields, triggers, creator: proposer.creator, reason: args.reason.trim(), by: proposer.by, webhooks });
+      return answer(a.id, a.title, proposals, triggers.map((t) => `- ${describeTrigger(t.spec)}`), webhookLines(triggers, webhooks));
+    },
+  });
+}
+
+function creatorOf(call: CallContext) {
+  return { sessionID: call.sessionID, agent: call.agent, model: call.model };
+}
+
+function answer(id: string, title: string, proposals: ProposalService, triggers: string[], webhooks: string[]): string {
+  return [
+    `Proposed automation ${id} "${title}": stored disabled; nothing runs until the user approves it (it expires in 7 days).`,
+    ...(triggers.length ? ["Triggers once approved:", ...triggers] : ["No triggers: once approved it runs only with task_run."]),
+    ...webhooks,
+    `Now tell the user what you proposed and why, and how to decide: say yes here (then call task_update { id: "${id}", enabled: true }), or Approve on the dashboard, or run \`npx opencode-background-tasks proposals approve ${id}\`. A no is task_delete { id: "${id}" }, remembered for ${Math.round(proposals.config.cooldownMs / 3600_000)} h.`,
+  ].join("\n");
+}
