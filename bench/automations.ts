@@ -38,6 +38,7 @@ function instantHost(): Host {
     abort: async () => {},
     statuses: async () => ({}),
     recentMessages: async () => [],
+    listSessions: async () => [],
     sessionHistory: async () => [],
     agents: async () => [{ name: "general", mode: "subagent" }],
     toast: async () => {},

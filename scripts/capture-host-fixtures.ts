@@ -96,6 +96,7 @@ async function capture(stack: Stack, events: () => RawEvent[]) {
   await waitUntil(seen("session.deleted", sessions.deleted), { what: "session.deleted" });
 
   answers.createSession = answer(await client.session.create({ body: { parentID: sessions.reply, title: "host fixture: child" } }));
+  answers.listSessions = answer(await client.session.list());
   answers.getSession = answer(await client.session.get({ path: { id: sessions.reply } }));
   answers.getDeletedSession = answer(await client.session.get({ path: { id: sessions.deleted } }));
   answers.statusIdle = answer(await client.session.status());

@@ -20,6 +20,9 @@ export type HostMessage = {
   model?: ModelRef;
 };
 
+/** A session of the project as a list shows it. */
+export type HostSession = { id: string; parentID?: string; updatedAt: number };
+
 export type HostAgent = { name: string; mode: string; model?: ModelRef };
 
 export type SessionActivity = "busy" | "retry" | "idle";
@@ -74,6 +77,7 @@ export type PromptInput = {
  * - `statuses` answers for all sessions in one call; a session missing from it is idle.
  * - `recentMessages` returns at most `limit` of the newest messages, oldest first.
  * - `sessionExists` is false only when the host says the session is gone, never on other errors.
+ * - `listSessions` returns the project's sessions, children too (with their parentID).
  * test/helpers/host-contract.ts checks this for every Host (the adapter, the tests' FakeHost).
  */
 export interface Host {
@@ -87,6 +91,7 @@ export interface Host {
   /** Every message of a session with its parts, as the host stores them, oldest first. */
   sessionHistory(sessionID: string): Promise<ForkMessage[]>;
   agents(): Promise<HostAgent[]>;
+  listSessions(): Promise<HostSession[]>;
   toast(input: { title: string; message: string; variant: "info" | "success" | "warning" | "error" }): Promise<void>;
   log(level: "debug" | "info" | "warn" | "error", message: string, extra?: Record<string, unknown>): Promise<void>;
 }

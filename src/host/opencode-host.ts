@@ -1,7 +1,7 @@
 import type { createOpencodeClient } from "@opencode-ai/sdk";
 import type { ForkMessage } from "../fork/fork-types.ts";
 import { isAnswerText, toMessageInfo } from "./message-info.ts";
-import type { Host, HostAgent, HostMessage, PromptInput, SessionActivity } from "./host.ts";
+import type { Host, HostAgent, HostMessage, HostSession, PromptInput, SessionActivity } from "./host.ts";
 
 type Client = ReturnType<typeof createOpencodeClient>;
 type Result<T> = { data?: T; error?: unknown; response?: Response };
@@ -53,6 +53,10 @@ export function createOpencodeHost(client: Client): Host {
     },
     async sessionHistory(sessionID) {
       return unwrap(await client.session.messages({ path: { id: sessionID } }), "read the session history") as unknown as ForkMessage[];
+    },
+    async listSessions() {
+      const sessions = unwrap(await client.session.list(), "list sessions") as Array<{ id: string; parentID?: string; time: { created: number; updated?: number } }>;
+      return (sessions ?? []).map((s): HostSession => ({ id: s.id, ...(s.parentID ? { parentID: s.parentID } : {}), updatedAt: s.time.updated ?? s.time.created }));
     },
     async agents() {
       const agents = unwrap(await client.app.agents(), "list agents") as Array<{ name: string; mode: string; model?: { providerID: string; modelID: string } }>;

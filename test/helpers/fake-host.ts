@@ -2,7 +2,7 @@ import type { Host, HostAgent, HostEvent, HostMessage, PromptInput, SessionActiv
 import type { FakeClock } from "./fake-clock.ts";
 import type { ForkMessage } from "../../src/fork/fork-types.ts";
 
-type FakeSession = { id: string; parentID?: string; title: string; messages: HostMessage[]; activity: SessionActivity };
+type FakeSession = { id: string; parentID?: string; title: string; messages: HostMessage[]; activity: SessionActivity; createdAt?: number };
 
 /**
  * An in-memory OpenCode for unit tests. Prompts are recorded and make a session busy; the test
@@ -44,7 +44,7 @@ export class FakeHost implements Host {
 
   async createSession({ parentID, title }: { parentID?: string; title: string }) {
     const id = `ses_${String(this.nextId++).padStart(4, "0")}child${Math.random().toString(36).slice(2, 8)}`;
-    this.sessions.set(id, { id, parentID, title, messages: [], activity: "idle" });
+    this.sessions.set(id, { id, parentID, title, messages: [], activity: "idle", createdAt: this.clock.now() });
     return { id };
   }
 
@@ -91,6 +91,12 @@ export class FakeHost implements Host {
 
   async agents() {
     return this.agentList;
+  }
+
+  async listSessions() {
+    return [...this.sessions.values()].map((s) => ({
+      id: s.id, ...(s.parentID ? { parentID: s.parentID } : {}), updatedAt: Math.max(s.createdAt ?? 0, ...s.messages.map((m) => m.createdAt)),
+    }));
   }
 
   async toast({ message }: { message: string }) {

@@ -90,6 +90,16 @@ export function hostContract(name: string, world: () => Promise<ContractWorld>):
       assert.deepEqual(history.slice(-2).map((m) => [m.info.id, m.info.role]), recent.map((m) => [m.id, m.role]));
     });
 
+    it("listSessions: the project's sessions with their last activity; a child names its parent", async () => {
+      const { host, live } = await world();
+      const all = await host.listSessions();
+      const session = all.find((s) => s.id === live);
+      assert.ok(session, "the live session is listed");
+      assert.equal(session.parentID, undefined);
+      assert.ok(session.updatedAt > 1_600_000_000_000, "a time in ms");
+      assert.ok(all.some((s) => s.parentID === live), "its child is listed with its parent");
+    });
+
     it("agents: each has a name and a mode, a primary agent among them", async () => {
       const { host } = await world();
       const agents = await host.agents();

@@ -123,6 +123,7 @@ function replayClient(overrides: { status?: Answer } = {}) {
   return {
     session: {
       create: async () => result(answers.createSession),
+      list: async () => result(answers.listSessions),
       get: byId({ [reply.sessionID]: answers.getSession, [deleted.sessionID]: answers.getDeletedSession }),
       promptAsync: byId({ [reply.sessionID]: answers.promptAsync, [deleted.sessionID]: answers.promptDeleted }),
       abort: byId({ [abort.sessionID]: answers.abort }),
@@ -188,5 +189,6 @@ hostContract("the FakeHost", async () => {
   await host.prompt({ sessionID: live, text: "Hello.", agent: "build" });
   host.finishRun(live, "Hello back.");
   host.addSession("ses_busy", "busy");
+  await host.createSession({ parentID: live, title: "child" });
   return { host, live, gone: "ses_gone", busy: "ses_busy" };
 });
