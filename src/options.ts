@@ -1,4 +1,5 @@
 import { parseChannels, type Channels } from "./channels/channel-config.ts";
+import { parseDiscovery, type DiscoveryConfig } from "./discovery/discovery-config.ts";
 
 /** The plugin's options, from `["opencode-background-tasks", { ...options }]` in opencode.json. */
 export type Options = {
@@ -64,9 +65,15 @@ export type Options = {
    * Definitions name channels; a URL never comes from a tool call. Default {} (none).
    */
   channels: Channels;
+  /**
+   * Look for useful background work while the user is around but idle, and propose it:
+   * { "every": "30m", "idle": "10m", "agent": "plan", "model"?: "provider/model" } (true: these).
+   * Default false (off).
+   */
+  discovery: DiscoveryConfig | false;
 };
 
-type NumberKey = { [K in keyof Options]: Options[K] extends number ? K : never }[keyof Options];
+type NumberKey = { [K in keyof Options]-?: Options[K] extends number ? K : never }[keyof Options];
 type NumberRule = { default: number; min: number; max: number; unit: string };
 
 const NUMBER_RULES: Record<NumberKey, NumberRule> = {
@@ -103,6 +110,7 @@ export const DEFAULT_OPTIONS: Options = {
   cancelChildrenOnParentAbort: false,
   milestones: false,
   automations: true,
+  discovery: false,
 };
 
 export class OptionsError extends Error {
@@ -145,6 +153,9 @@ export function parseOptions(raw: unknown): Options {
     if (typeof input.githubApiUrl === "string" && /^https?:\/\/[^\s]+$/.test(input.githubApiUrl)) options.githubApiUrl = input.githubApiUrl.replace(/\/+$/, "");
     else problems.push(`"githubApiUrl" must be an http(s) URL, e.g. "https://github.example.com/api/v3", got ${JSON.stringify(input.githubApiUrl)}`);
   }
+  const discovery = parseDiscovery(input.discovery);
+  if (discovery.discovery) options.discovery = discovery.discovery;
+  problems.push(...discovery.problems);
   const channels = parseChannels(input.channels);
   options.channels = channels.channels;
   problems.push(...channels.problems);

@@ -42,6 +42,8 @@ export class AutomationService {
   sources: EventSources | undefined;
   /** Automations the agent proposed, waiting for the user; set by createAutomations. */
   proposals: ProposalService | undefined;
+  /** Looks for useful work while the user is idle (option discovery); set by createAutomations. */
+  discovery: { start(): void; stop(): void } | undefined;
 
   constructor(private ctx: AutomationContext) {
     this.recorder = new RunRecorder(ctx);
@@ -79,12 +81,14 @@ export class AutomationService {
     this.recoverRuns();
     this.scheduler.start();
     this.sources?.sync();
+    this.discovery?.start();
   }
 
   stop(): void {
     this.stopped = true;
     this.starter.steps.stop();
     this.scheduler.stop();
+    this.discovery?.stop();
     void this.sources?.stop();
   }
 

@@ -104,7 +104,8 @@ export type Trigger = {
 export type RunStatus = "waiting" | "starting" | "running" | "completed" | "error" | "cancelled" | "skipped" | "missed";
 export const ACTIVE_RUN: readonly RunStatus[] = ["starting", "running"];
 
-export type FiredBy = "schedule" | "manual" | "catch_up" | EventKind;
+/** idle: a discovery run, started because the user was idle. */
+export type FiredBy = "schedule" | "manual" | "catch_up" | "idle" | EventKind;
 
 /** One line of an automation's history: a run, a skipped firing, or missed occurrences. */
 export type Run = {

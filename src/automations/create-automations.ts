@@ -12,6 +12,8 @@ import { defaultLoaders } from "../triggers/default-loaders.ts";
 import type { SourceLoaders } from "../triggers/source-loaders.ts";
 import { ProposalService } from "../proposals/proposal-service.ts";
 import { ProposalStore } from "../proposals/proposal-store.ts";
+import { Discovery } from "../discovery/discovery.ts";
+import type { DiscoveryConfig } from "../discovery/discovery-config.ts";
 
 export type AutomationDeps = {
   store: SqliteTaskStore; manager: TaskManager; host: Host; clock: Clock;
@@ -32,7 +34,7 @@ export function createAutomations(
   deps: AutomationDeps,
   options: {
     automationFailurePause: number; resultCapChars: number; retentionDays: number; webhookPort: number; webhookHost: string; githubApiUrl: string;
-    proposalCooldownHours: number; maxPendingProposals: number;
+    proposalCooldownHours: number; maxPendingProposals: number; discovery: DiscoveryConfig | false;
   },
 ): AutomationService {
   const store = new AutomationStore(deps.store.db, deps.store.projectId);
@@ -47,6 +49,12 @@ export function createAutomations(
     cooldownMs: options.proposalCooldownHours * 3600_000,
     maxPending: options.maxPendingProposals,
   });
+  if (options.discovery) {
+    service.discovery = new Discovery({
+      automations: service, manager: deps.manager, host: deps.host, clock: deps.clock, config: options.discovery,
+      log: (message, error) => ctx.logError(message, error),
+    });
+  }
   service.sources = new EventSources({
     store: new EventTriggerStore(deps.store.db, deps.store.projectId),
     directory: deps.directory,

@@ -17,6 +17,8 @@ import type { ChannelNotice } from "../channels/channel-message.ts";
 export class RunRecorder {
   /** Called after a run ended and its transaction committed (a waiting run may start now). */
   onRunEnded: (automationId: string) => void = () => {};
+  /** A notice for the report-to session whatever the notify policy (discovery: the proposals a run made). */
+  extraNotice: (a: Automation, run: Run) => { text: string; note: string } | undefined = () => undefined;
   /** Whether a run in its steps phase (no task yet) is still being run, here or by another live process. */
   stepsRunning: (run: Run) => boolean = () => false;
 
@@ -49,10 +51,11 @@ export class RunRecorder {
     const gone = updated.reportToGoneAt !== undefined;
     const toSession = decision.notify && a.report !== "channels" && !gone;
     const toChannels = decision.notify && this.ctx.channels ? (a.channels ?? []) : [];
-    const note = gone && decision.notify && a.report !== "channels" ? "report-to session gone" : decision.note;
+    const extra = gone ? undefined : this.extraNotice(a, run);
+    const note = extra?.note ?? (gone && decision.notify && a.report !== "channels" ? "report-to session gone" : decision.note);
     store.updateRun(run.id, {
       status: outcome.status, endedAt: now, resultHash: hash, summary, taskId: taskId ?? run.taskId,
-      notified: toSession || toChannels.length > 0, notifyNote: toChannels.length > 0 ? `${note}; channels ${toChannels.join(", ")}` : note,
+      notified: toSession || toChannels.length > 0 || extra !== undefined, notifyNote: toChannels.length > 0 ? `${note}; channels ${toChannels.join(", ")}` : note,
     });
     store.saveAutomation(updated);
     if (paused) this.skipWaiting(a.id, "paused");
@@ -60,6 +63,7 @@ export class RunRecorder {
     const texts = [
       ...(toSession ? [runNotificationText(a, { ...run, taskId }, outcome, this.ctx.config.resultCap)] : []),
       ...(paused && !gone ? [pausedText(updated, outcome.error ?? outcome.status)] : []),
+      ...(extra ? [extra.text] : []),
     ];
     if (texts.length > 0) {
       this.ctx.manager.enqueueNotification({

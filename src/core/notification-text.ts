@@ -20,7 +20,9 @@ function capped(text: string, cap: number, taskId: string): string {
   return `${text.slice(0, cap)}\n[... ${text.length - cap} more characters: call background_output with task_id "${taskId}" for the full result]`;
 }
 
-const TAG = "<background-task-notification";
+/** Every notice the plugin sends a session starts with this tag (they arrive as user messages). */
+export const NOTIFICATION_TAG = "<background-task-notification";
+const TAG = NOTIFICATION_TAG;
 
 /** The stable marker of one outbox notification in the text the parent stores. */
 export function notificationMarker(notificationId: string): string {

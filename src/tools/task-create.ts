@@ -16,6 +16,7 @@ export function taskCreateTool({ automations, onCrash }: AutomationToolDeps) {
     args: (s) => ({ title: s.string(), ...fieldArgs(s, true), triggers: s.array(triggerArg(s)).optional().describe(TRIGGERS_DESCRIPTION) }),
     onCrash,
     async run(args, call) {
+      if (automations.proposals?.proposerOf(call.sessionID)?.by === "discovery") throw new TaskError("A discovery run only proposes: use task_propose; the user decides.");
       const id = automations.newAutomationId();
       const triggers = automations.parseTriggers(args.triggers ?? [], id);
       const webhooks = await automations.prepareEventTriggers(triggers, args.triggers ?? []);

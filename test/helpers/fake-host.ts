@@ -68,7 +68,8 @@ export class FakeHost implements Host {
     if (this.failPrompt) throw new Error("prompt refused");
     const session = this.require(input.sessionID);
     this.prompts.push(input);
-    session.messages.push(message("user", this.clock.now(), input.text));
+    // As OpenCode does, a user message records the agent and model the session runs with from it on.
+    session.messages.push({ ...message("user", this.clock.now(), input.text), agent: input.agent, ...(input.model ? { model: input.model } : {}) });
     if (!input.noReply) session.activity = "busy";
   }
 
