@@ -44,6 +44,11 @@ export type Options = {
   milestones: boolean;
   /** Register the eight task_* automation tools and run the scheduler; false registers none. Default true. */
   automations: boolean;
+  /**
+   * Put a workspace block (branch, ahead/behind, uncommitted files, last 3 commits; git, at most
+   * 100 ms) before every automation run's prompt; false = no block and no git call. Default true.
+   */
+  workspaceContext: boolean;
   /** An automation pauses after this many consecutive failed runs (its session is told). Default 2, range 1-100. */
   automationFailurePause: number;
   /** Serve the dashboard from inside OpenCode on this 127.0.0.1 port; 0 = off (use the CLI's `dashboard`). Default 0, range 0-65535. */
@@ -97,6 +102,7 @@ export const DEFAULT_OPTIONS: Options = {
   cancelChildrenOnParentAbort: false,
   milestones: false,
   automations: true,
+  workspaceContext: true,
 };
 
 export class OptionsError extends Error {
@@ -126,6 +132,7 @@ export function parseOptions(raw: unknown): Options {
   readChoice(input, "cancelChildrenOnParentAbort", [true, false], options, problems);
   readChoice(input, "milestones", [true, false], options, problems);
   readChoice(input, "automations", [true, false], options, problems);
+  readChoice(input, "workspaceContext", [true, false], options, problems);
   readChoice(input, "onInterrupted", ["resume", "fail"], options, problems);
   if (input.dbPath !== undefined) {
     if (typeof input.dbPath === "string") options.dbPath = input.dbPath;
@@ -149,7 +156,9 @@ export function parseOptions(raw: unknown): Options {
   return options;
 }
 
-function readChoice<K extends "idleEvents" | "onInterrupted" | "cancelChildrenOnParentAbort" | "milestones" | "automations">(
+type ChoiceKey = "idleEvents" | "onInterrupted" | "cancelChildrenOnParentAbort" | "milestones" | "automations" | "workspaceContext";
+
+function readChoice<K extends ChoiceKey>(
   input: Record<string, unknown>, key: K, allowed: Options[K][], options: Options, problems: string[],
 ): void {
   const value = input[key];

@@ -28,7 +28,7 @@ export type AutomationDeps = {
  */
 export function createAutomations(
   deps: AutomationDeps,
-  options: { automationFailurePause: number; resultCapChars: number; retentionDays: number; webhookPort: number; webhookHost: string; githubApiUrl: string },
+  options: { automationFailurePause: number; resultCapChars: number; retentionDays: number; webhookPort: number; webhookHost: string; githubApiUrl: string; workspaceContext: boolean },
 ): AutomationService {
   const store = new AutomationStore(deps.store.db, deps.store.projectId);
   const ctx = new AutomationContext(store, deps.manager, deps.host, deps.clock, {
@@ -36,6 +36,7 @@ export function createAutomations(
     resultCap: options.resultCapChars,
     retentionMs: options.retentionDays * DAY_MS,
     directory: deps.directory,
+    workspaceContext: options.workspaceContext,
   }, deps.channels);
   const service = new AutomationService(ctx);
   service.sources = new EventSources({

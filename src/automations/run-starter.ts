@@ -6,6 +6,7 @@ import type { NewRun } from "./automation-store.ts";
 import type { RunRecorder } from "./run-recorder.ts";
 import { runContextLine } from "./automation-text.ts";
 import { StepPhase } from "./step-phase.ts";
+import { workspaceBlock } from "./workspace-block.ts";
 
 /** What an event trigger's source reported, ready to store: capped and masked. */
 export type FiringEvent = { summary: string; data?: string };
@@ -147,18 +148,25 @@ export class RunStarter {
       const earlier = manager.get(a.continueTaskId);
       if (earlier?.status === "completed" && (await this.ctx.host.sessionExists(earlier.id))) {
         store.updateRun(run.id, { taskId: earlier.id });
-        const prompt = `${runContextLine(a, run, trigger)}\n\n${a.prompt}${stepsText ? `\n\n${stepsText}` : ""}`;
+        const prompt = await this.runPrompt(a, runContextLine(a, run, trigger), stepsText);
         return { task: await manager.resume(earlier.id, prompt, a.reportAgent, a.reportModel) };
       }
       note = earlier ? `the session of earlier runs could not be continued (${earlier.status === "completed" ? "it was deleted" : `it ended ${earlier.status}`}); this run starts a new one` : "the session of earlier runs is gone; this run starts a new one";
     }
-    const prompt = `${runContextLine(a, run, trigger, note)}\n\n${a.prompt}${stepsText ? `\n\n${stepsText}` : ""}`;
+    const prompt = await this.runPrompt(a, runContextLine(a, run, trigger, note), stepsText);
     const task = await manager.launch({
       parentSessionID: a.reportTo, parentMessageID: runBatchId(a.id, run.runNo!), parentAgent: a.reportAgent,
       parentModel: a.reportModel, description: `${a.title} (automation run #${run.runNo})`, prompt, agent: a.agent,
       model: a.model, notify: false, extras: { expect: a.expect },
     });
     return { task, note };
+  }
+
+  /** The run's context line, the workspace block (unless off), the prompt, the steps' outcome. */
+  private async runPrompt(a: Automation, contextLine: string, stepsText?: string): Promise<string> {
+    const { workspaceContext, directory } = this.ctx.config;
+    const workspace = workspaceContext ? await workspaceBlock(directory) : undefined;
+    return [contextLine, workspace, a.prompt, stepsText].filter((part) => part !== undefined && part !== "").join("\n\n");
   }
 
   /** A deleted report-to session: the run goes on, the automation is marked and a toast says so once. */

@@ -5,6 +5,8 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { workspaceBlock, age } from "../../src/automations/workspace-block.ts";
+import { automationFixture, tempDb, PARENT } from "../helpers/automation-fixture.ts";
+import { parseOptions } from "../../src/options.ts";
 
 /** Generous: these tests are about what the block says, one test is about the deadline. */
 const SLOW_OK = { timeoutMs: 10_000 };
@@ -125,5 +127,56 @@ describe("workspaceBlock", () => {
 
   it("writes ages in the largest whole unit", () => {
     assert.deepEqual([0, 59_000, 60_000, 3_599_000, 3_600_000, 86_399_000, 86_400_000 * 3].map(age), ["0 s ago", "59 s ago", "1 min ago", "59 min ago", "1 h ago", "23 h ago", "3 d ago"]);
+  });
+});
+
+describe("the workspace block in a run's prompt", () => {
+  async function waitFor<T>(fn: () => T | undefined | false, what: string): Promise<T> {
+    for (const until = Date.now() + 10_000; ; await new Promise((r) => setTimeout(r, 10))) {
+      const value = fn();
+      if (value) return value;
+      if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    }
+  }
+
+  function setup(workspaceContext: boolean) {
+    const { work } = cloneWithOrigin();
+    commit(work, "b.txt", "Ahead by one");
+    const db = tempDb();
+    const f = automationFixture(db.path, { workspaceContext }, { directory: work });
+    after(() => { f.close(); db.cleanup(); });
+    f.host.setActivity(PARENT, "idle");
+    return f;
+  }
+
+  it("sits between the run's context line and its prompt, in a fresh run and in a continued one", async () => {
+    const f = setup(true);
+    const a = f.create({ sessionMode: "continue", notify: "never", prompt: "Look at CI." });
+    await f.service.runNow(a.id);
+    const child = await waitFor(() => f.children()[0], "the run's child");
+    const first = await waitFor(() => f.host.promptsTo(child)[0]?.text, "the first prompt");
+    assert.match(first, /^\[Automation "check ci" \(au\w+\), run #1, fired by run now \(task_run\)\]\n\n\[Workspace\]\nbranch main \(1 ahead, 0 behind origin\/main\)\nno uncommitted files\nrecent commits:\n- \w+ Ahead by one \([^)]+\)\n- \w+ first \([^)]+\)\n\nLook at CI\.$/);
+    f.host.finishRun(child, "done");
+    await waitFor(() => f.autoStore.runs(a.id)[0]?.status === "completed", "run #1 completed");
+    await f.service.runNow(a.id);
+    const second = await waitFor(() => f.host.promptsTo(child)[1]?.text, "the continued run's prompt");
+    assert.match(second, /^\[Automation "check ci" \(au\w+\), run #2, [^\n]+\]\n\n\[Workspace\]\nbranch main \(1 ahead, 0 behind origin\/main\)\n[\s\S]+\n\nLook at CI\.$/);
+  });
+
+  it("is left out when workspaceContext is false", async () => {
+    const f = setup(false);
+    const a = f.create({ notify: "never", prompt: "Look at CI." });
+    await f.service.runNow(a.id);
+    const child = await waitFor(() => f.children()[0], "the run's child");
+    const first = await waitFor(() => f.host.promptsTo(child)[0]?.text, "the first prompt");
+    assert.match(first, /^\[Automation "check ci" \(au\w+\), run #1, fired by run now \(task_run\)\]\n\nLook at CI\.$/);
+  });
+});
+
+describe("option workspaceContext", () => {
+  it("is on by default, takes a boolean, and names the fix for anything else", () => {
+    assert.equal(parseOptions({}).workspaceContext, true);
+    assert.equal(parseOptions({ workspaceContext: false }).workspaceContext, false);
+    assert.throws(() => parseOptions({ workspaceContext: "no" }), /"workspaceContext" must be one of true, false, got "no"/);
   });
 });
