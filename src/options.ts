@@ -45,6 +45,11 @@ export type Options = {
   milestones: boolean;
   /** Register the eight task_* automation tools and run the scheduler; false registers none. Default true. */
   automations: boolean;
+  /**
+   * Put a workspace block (branch, ahead/behind, uncommitted files, last 3 commits; git, at most
+   * 100 ms) before every automation run's prompt; false = no block and no git call. Default true.
+   */
+  workspaceContext: boolean;
   /** An automation pauses after this many consecutive failed runs (its session is told). Default 2, range 1-100. */
   automationFailurePause: number;
   /** A rejected proposal may not be proposed again for this long, in hours. Default 24, range 0-720. */
@@ -111,6 +116,7 @@ export const DEFAULT_OPTIONS: Options = {
   milestones: false,
   automations: true,
   discovery: false,
+  workspaceContext: true,
 };
 
 export class OptionsError extends Error {
@@ -140,6 +146,7 @@ export function parseOptions(raw: unknown): Options {
   readChoice(input, "cancelChildrenOnParentAbort", [true, false], options, problems);
   readChoice(input, "milestones", [true, false], options, problems);
   readChoice(input, "automations", [true, false], options, problems);
+  readChoice(input, "workspaceContext", [true, false], options, problems);
   readChoice(input, "onInterrupted", ["resume", "fail"], options, problems);
   if (input.dbPath !== undefined) {
     if (typeof input.dbPath === "string") options.dbPath = input.dbPath;
@@ -166,7 +173,9 @@ export function parseOptions(raw: unknown): Options {
   return options;
 }
 
-function readChoice<K extends "idleEvents" | "onInterrupted" | "cancelChildrenOnParentAbort" | "milestones" | "automations">(
+type ChoiceKey = "idleEvents" | "onInterrupted" | "cancelChildrenOnParentAbort" | "milestones" | "automations" | "workspaceContext";
+
+function readChoice<K extends ChoiceKey>(
   input: Record<string, unknown>, key: K, allowed: Options[K][], options: Options, problems: string[],
 ): void {
   const value = input[key];

@@ -115,6 +115,13 @@ function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
         onCrash("Could not record a file before a write", error);
       }
     },
+    "experimental.compaction.autocontinue": async (input, output) => {
+      try {
+        if (output.enabled) output.enabled = await manager.continueAfterCompaction(input.sessionID);
+      } catch (error) {
+        onCrash("Could not decide whether a compacted task goes on; OpenCode's default applies", error);
+      }
+    },
     "experimental.chat.messages.transform": async (_input, output) => {
       try {
         forkTransform.apply(output.messages as unknown as ForkMessage[]);

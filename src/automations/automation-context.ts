@@ -12,8 +12,10 @@ export type AutomationConfig = {
   resultCap: number;
   /** Run history older than this goes (option retentionDays); undefined keeps it. */
   retentionMs?: number;
-  /** The project directory: steps run there. */
+  /** The project directory: steps run there, and the workspace block describes it. */
   directory: string;
+  /** Put the project's git state before every run's prompt (option workspaceContext). */
+  workspaceContext: boolean;
 };
 
 /** Where run notices go besides the report-to session: the user's configured channels. */

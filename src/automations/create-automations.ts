@@ -34,7 +34,7 @@ export function createAutomations(
   deps: AutomationDeps,
   options: {
     automationFailurePause: number; resultCapChars: number; retentionDays: number; webhookPort: number; webhookHost: string; githubApiUrl: string;
-    proposalCooldownHours: number; maxPendingProposals: number; discovery: DiscoveryConfig | false;
+    proposalCooldownHours: number; maxPendingProposals: number; discovery: DiscoveryConfig | false; workspaceContext: boolean;
   },
 ): AutomationService {
   const store = new AutomationStore(deps.store.db, deps.store.projectId);
@@ -43,6 +43,7 @@ export function createAutomations(
     resultCap: options.resultCapChars,
     retentionMs: options.retentionDays * DAY_MS,
     directory: deps.directory,
+    workspaceContext: options.workspaceContext,
   }, deps.channels);
   const service = new AutomationService(ctx);
   service.proposals = new ProposalService(service, new ProposalStore(deps.store.db, deps.store.projectId), deps.clock, {

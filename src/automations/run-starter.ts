@@ -6,6 +6,7 @@ import type { NewRun } from "./automation-store.ts";
 import type { RunRecorder } from "./run-recorder.ts";
 import { runContextLine } from "./automation-text.ts";
 import { StepPhase } from "./step-phase.ts";
+import { workspaceBlock } from "./workspace-block.ts";
 
 /** What an event trigger's source reported, ready to store: capped and masked. */
 export type FiringEvent = { summary: string; data?: string };
@@ -142,17 +143,18 @@ export class RunStarter {
   private async startTask(a: Automation, run: Run, stepsText?: string): Promise<{ task: Task; note?: string }> {
     const { manager, store } = this.ctx;
     const trigger = run.triggerId ? store.trigger(run.triggerId) : undefined;
+    const workspace = this.ctx.config.workspaceContext ? await workspaceBlock(this.ctx.config.directory) : undefined;
     let note: string | undefined;
     if (a.sessionMode === "continue" && a.continueTaskId) {
       const earlier = manager.get(a.continueTaskId);
       if (earlier?.status === "completed" && (await this.ctx.host.sessionExists(earlier.id))) {
         store.updateRun(run.id, { taskId: earlier.id });
-        const prompt = `${runContextLine(a, run, trigger)}\n\n${a.prompt}${stepsText ? `\n\n${stepsText}` : ""}`;
+        const prompt = runPrompt(runContextLine(a, run, trigger), workspace, a.prompt, stepsText);
         return { task: await manager.resume(earlier.id, prompt, a.reportAgent, a.reportModel) };
       }
       note = earlier ? `the session of earlier runs could not be continued (${earlier.status === "completed" ? "it was deleted" : `it ended ${earlier.status}`}); this run starts a new one` : "the session of earlier runs is gone; this run starts a new one";
     }
-    const prompt = `${runContextLine(a, run, trigger, note)}\n\n${a.prompt}${stepsText ? `\n\n${stepsText}` : ""}`;
+    const prompt = runPrompt(runContextLine(a, run, trigger, note), workspace, a.prompt, stepsText);
     const task = await manager.launch({
       parentSessionID: a.reportTo, parentMessageID: runBatchId(a.id, run.runNo!), parentAgent: a.reportAgent,
       parentModel: a.reportModel, description: `${a.title} (automation run #${run.runNo})`, prompt, agent: a.agent,
@@ -173,6 +175,11 @@ export class RunStarter {
     });
     if (newly) this.ctx.toast(`"${a.title}": its report-to session no longer exists; runs go on and are kept in the history (task_update report_to to change it)`, "warning");
   }
+}
+
+/** What a run's child is told: why it runs, the workspace (unless off), the prompt, the steps' outcome. */
+function runPrompt(contextLine: string, workspace: string | undefined, prompt: string, stepsText: string | undefined): string {
+  return [contextLine, workspace, prompt, stepsText].filter((part) => part !== undefined && part !== "").join("\n\n");
 }
 
 /** The automation with one more run counted; done when that reaches max_runs. */

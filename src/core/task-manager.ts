@@ -18,6 +18,7 @@ import { StoreHealth, type StoreFailure } from "./store-health.ts";
 import { TaskLauncher, firstPromptWith, type ForkSupport, type LaunchInput } from "./task-launcher.ts";
 import type { RunningTasks } from "./running-tasks.ts";
 import type { TaskHooks } from "./task-hooks.ts";
+import { continueAfterCompaction } from "./compaction-continue.ts";
 
 export type { ForkSupport, LaunchInput } from "./task-launcher.ts";
 
@@ -207,6 +208,11 @@ export class TaskManager {
 
   get(id: string): Task | undefined {
     return this.ctx.store.get(id);
+  }
+
+  /** Whether the host should prompt a compacted session to go on (see compaction-continue.ts). */
+  continueAfterCompaction(sessionID: string): Promise<boolean> {
+    return continueAfterCompaction(this.ctx.store.get(sessionID), this.ctx.host);
   }
 
   lookup(id: string) {

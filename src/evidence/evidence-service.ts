@@ -1,6 +1,6 @@
 import { relative, resolve } from "node:path";
 import { existsSync } from "node:fs";
-import type { HostEvent } from "../host/host.ts";
+import type { HostEvent, HostMessage } from "../host/host.ts";
 import type { RunningTasks } from "../core/running-tasks.ts";
 import type { RunEndDecision, TaskHooks } from "../core/task-hooks.ts";
 import type { Task } from "../core/task.ts";
@@ -42,7 +42,7 @@ export class EvidenceService implements TaskHooks {
         this.stopIfLooping(event.sessionID, this.loops.onToolCall(event.sessionID, event.callID, event.tool, event.call.inputKey));
       }
     }
-    if (event.type === "message" && event.message.role === "assistant" && event.message.completedAt !== undefined && !event.message.error) {
+    if (event.type === "message" && isFinishedAnswer(event.message)) {
       this.stopIfLooping(event.sessionID, this.loops.onAnswer(event.sessionID, event.message.id, event.message.toolCallsPending));
     }
   }
@@ -154,6 +154,11 @@ export class EvidenceService implements TaskHooks {
   private runOf(taskId: string): number | undefined {
     return this.tasks.get(taskId)?.resumeCount;
   }
+}
+
+/** A finished answer of the model; the host's compaction summary is not one. */
+function isFinishedAnswer(m: Omit<HostMessage, "text">): boolean {
+  return m.role === "assistant" && m.completedAt !== undefined && !m.error && !m.summary;
 }
 
 export type { RunEvidence };

@@ -15,6 +15,8 @@ export type HostMessage = {
   aborted?: boolean;
   /** The message's text parts joined (no tool output, no reasoning). */
   text: string;
+  /** The host's compaction summary of older history (an assistant message nobody asked for): never a run's answer. */
+  summary?: boolean;
   /** A user message: the agent and model the session runs with from it on. */
   agent?: string;
   model?: ModelRef;

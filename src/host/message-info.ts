@@ -10,6 +10,7 @@ export function toMessageInfo(info: any): Omit<HostMessage, "text"> {
     toolCallsPending: info.finish === "tool-calls",
     error: info.error ? info.error.data?.message || info.error.name || "unknown error" : undefined,
     ...(info.error?.name === "MessageAbortedError" ? { aborted: true } : {}),
+    ...(info.role === "assistant" && info.summary === true ? { summary: true } : {}),
     ...(info.role === "user" && typeof info.agent === "string" && info.model?.providerID && info.model?.modelID
       ? { agent: info.agent, model: { providerID: info.model.providerID, modelID: info.model.modelID } }
       : {}),

@@ -14,7 +14,9 @@
  *
  * Without directives the answer is `ok: <first 40 chars of the user text, whitespace collapsed>`.
  * OpenCode's title-generation requests are recognised by their system prompt and answered with
- * TITLE_REPLY; `requests()` leaves them out unless asked.
+ * TITLE_REPLY; `requests()` leaves them out unless asked. Every answer reports usage: prompt
+ * tokens = the request's JSON length / 4 (`requestTokens`), so a host told a context limit sees
+ * the session fill up.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -212,8 +214,8 @@ let callCounter = 0;
 function answer(res: ServerResponse, req: MockRequest, reply: MockReply): void {
   if ("error" in reply) return fail(res, reply.error.status, reply.error.message);
   const message = "text" in reply ? { content: reply.text } : { toolCalls: reply.toolCalls.map(toWireCall) };
-  if (req.body.stream) return streamAnswer(res, message);
-  sendJson(res, 200, completion(message));
+  if (req.body.stream) return streamAnswer(res, req, message);
+  sendJson(res, 200, completion(req, message));
 }
 
 interface Answer {
@@ -226,14 +228,14 @@ function toWireCall(call: ToolCall) {
   return { id, type: "function" as const, function: { name: call.name, arguments: JSON.stringify(call.args ?? {}) } };
 }
 
-function streamAnswer(res: ServerResponse, message: Answer): void {
+function streamAnswer(res: ServerResponse, req: MockRequest, message: Answer): void {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
   const send = (delta: object, finish: string | null, extra: object = {}) =>
     res.write(`data: ${JSON.stringify(chunk(delta, finish, extra))}\n\n`);
   send({ role: "assistant", content: "" }, null);
   if (message.content) send({ content: message.content }, null);
   message.toolCalls?.forEach((call, index) => send({ tool_calls: [{ index, ...call }] }, null));
-  send({}, message.toolCalls ? "tool_calls" : "stop", { usage: usage(message) });
+  send({}, message.toolCalls ? "tool_calls" : "stop", { usage: usage(req, message) });
   res.end("data: [DONE]\n\n");
 }
 
@@ -242,15 +244,21 @@ function chunk(delta: object, finish: string | null, extra: object) {
   return { id: "chatcmpl-mock", object: "chat.completion.chunk", created: now(), model: MODEL_ID, choices, ...extra };
 }
 
-function completion(message: Answer) {
+function completion(req: MockRequest, message: Answer) {
   const msg = { role: "assistant", content: message.content ?? null, tool_calls: message.toolCalls };
   const choices = [{ index: 0, message: msg, finish_reason: message.toolCalls ? "tool_calls" : "stop" }];
-  return { id: "chatcmpl-mock", object: "chat.completion", created: now(), model: MODEL_ID, choices, usage: usage(message) };
+  return { id: "chatcmpl-mock", object: "chat.completion", created: now(), model: MODEL_ID, choices, usage: usage(req, message) };
 }
 
-function usage(message: Answer) {
+/** About 4 characters a token, as seen on the wire: the host judges a session's fullness by these. */
+export function requestTokens(body: ChatBody): number {
+  return Math.ceil(JSON.stringify(body).length / 4);
+}
+
+function usage(req: MockRequest, message: Answer) {
+  const prompt = requestTokens(req.body);
   const completion = Math.ceil(JSON.stringify(message).length / 4);
-  return { prompt_tokens: 10, completion_tokens: completion, total_tokens: 10 + completion };
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
 function sendModels(res: ServerResponse): void {

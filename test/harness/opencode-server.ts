@@ -39,6 +39,8 @@ export interface StartOptions {
   pluginOptions?: Record<string, unknown>;
   /** Extra config, shallow-merged over the generated one. */
   config?: Record<string, unknown>;
+  /** The mock model's declared limits in tokens (the host compacts a session that nears `context`); none by default. */
+  modelLimit?: { context: number; output: number };
   env?: Record<string, string>;
   /** Reuse a home and project (e.g. of a killed server) instead of creating new ones. */
   homeDir?: string;
@@ -180,7 +182,7 @@ function serverConfig(options: StartOptions): Record<string, unknown> {
       npm: "@ai-sdk/openai-compatible",
       name: "Mock",
       options: { baseURL: options.model, apiKey: "mock" },
-      models: { "mock-model": { name: "Mock" } },
+      models: { "mock-model": { name: "Mock", ...(options.modelLimit ? { limit: options.modelLimit } : {}) } },
     },
   };
   const plugin = options.pluginDir ? [[pathToFileURL(options.pluginDir).href, options.pluginOptions ?? {}]] : [];

@@ -35,6 +35,8 @@ export type StackOptions = {
   env?: Record<string, string>;
   /** Extra OpenCode config, shallow-merged over the harness's. */
   config?: Record<string, unknown>;
+  /** The mock model's declared token limits (see StartOptions.modelLimit). */
+  modelLimit?: StartOptions["modelLimit"];
 };
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
@@ -45,6 +47,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     pluginOptions: options.pluginOptions ?? {},
     env: options.env,
     config: options.config,
+    modelLimit: options.modelLimit,
     ...options.reuse,
   });
   // The first request for a directory boots its instance (plugins included): allow for a slow machine.

@@ -34,6 +34,8 @@ export function automationFixture(dbPath: string, overrides: Partial<Options> = 
     failurePause: overrides.automationFailurePause ?? 2, resultCap: 10_000,
     retentionMs: overrides.retentionDays === undefined ? undefined : overrides.retentionDays * 86_400_000,
     directory: events?.directory ?? tmpdir(),
+    // No git process in these tests unless one asks: their prompts are asserted verbatim.
+    workspaceContext: overrides.workspaceContext ?? false,
   }, events?.channels);
   const service = new AutomationService(ctx);
   service.proposals = new ProposalService(service, new ProposalStore(store.db, "proj"), core.clock, {
