@@ -56,6 +56,7 @@ describe("discovery on the real host", () => {
     const task = queryDb(dbPath, "SELECT * FROM tasks WHERE id = ?", first.task_id)[0];
     assert.equal(task.agent, "plan", "a read-only agent by default");
     assert.match(task.prompt, /only through task_propose/);
+    assert.match(task.prompt, /\[Workspace(\]|: skipped)/, "the discovery run gets the workspace block too");
 
     const notice = await waitUntil(async () => (await stack.notifications(user)).find((n) => n.includes("discovery proposed")), { timeoutMs: 20_000, what: "the proposals notice" });
     assert.match(notice, /discovery proposed 1 automation\(s\)[\s\S]*"nightly test run" \(cron 0 3 \* \* \* \(UTC\)\): Tests are only run by hand/);
