@@ -112,7 +112,7 @@ dt { color: var(--muted); } dd { margin: 0; }
 form.control { display: inline; } form.control button { margin-right: .3em; }
 ul.attention { padding-left: 1.2em; } .tag { font-size: 12px; padding: 0 .4em; border-radius: 3px; background: #d332; }
 article.proposal { border: 1px solid var(--line); border-left: 3px solid #b88a00; border-radius: 4px; padding: 0 .8em; margin: .6em 0; }
-article.proposal h3 { font-size: 1em; }
+article.proposal h3 { font-size: 1em; } article.proposal pre.text { margin: 0; }
 form.filters { display: flex; gap: 1em; align-items: end; flex-wrap: wrap; }
 svg.chart { max-width: 100%; height: auto; } svg.chart text { font: 10px system-ui; fill: var(--muted); }
 `;
