@@ -12,4 +12,4 @@ if (existsSync(compiled)) {
   register();
   ({ main } = await import("../src/cli/main.ts"));
 }
-process.exitCode = main(process.argv.slice(2));
+process.exitCode = await main(process.argv.slice(2));

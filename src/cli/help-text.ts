@@ -8,6 +8,8 @@ Usage:
   opencode-background-tasks automations [--project <id>] [--json]
   opencode-background-tasks runs <automation id or unique prefix> [--json]
   opencode-background-tasks webhooks [--project <id>] [--show-secret] [--json]
+  opencode-background-tasks proposals [--project <id>] [--json]
+  opencode-background-tasks proposals approve|reject <proposal id or unique prefix> [--json]
   opencode-background-tasks --help
 
 Commands:
@@ -15,14 +17,22 @@ Commands:
            out unless --all is given.
   show     One task with all its fields and its timeline from the event log.
   export   Everything in the database (tasks, events, notifications) as JSON.
-  dashboard  A live web page of tasks and automations, with cancel, pause, resume, run now and
-           delete. Prints its URL (with a one-time token); Ctrl-C stops it. Without --db it may
-           start before the plugin has created the database, and shows it once it exists.
+  dashboard  A live web page of tasks and automations, with cancel, pause, resume, run now,
+           delete, and approve or reject for proposals. Prints its URL (with a one-time token);
+           Ctrl-C stops it. Without --db it may start before the plugin has created the
+           database, and shows it once it exists.
   automations  Automations (scheduled background tasks) with state (paused and why), triggers,
            next run and last run.
   runs     One automation's run history, newest first: runs, skips and missed occurrences.
   webhooks Webhook triggers: name, URL, automation, deliveries waiting; --show-secret prints
            the signing secrets (shown once when created, and only here after that).
+  proposals  Automations the agent proposed (task_propose), waiting for your decision: id,
+           title, triggers, reason, who proposed it, when it expires.
+           approve enables it (no further prompt: this is your approval); reject deletes it,
+           and the same proposal is refused for the cooldown. The decision is written to the
+           command inbox (as the dashboard's buttons do) for the OpenCode of that project to
+           apply; the CLI waits up to 5 s for the outcome, else says it is queued until OpenCode
+           next runs in that project.
 
 Options:
   --db <path>         The database file. Default: $XDG_DATA_HOME/opencode-background-tasks/tasks.db
@@ -39,5 +49,6 @@ Options:
   --open              dashboard: open the page in the default browser.
   -h, --help          This help.
 
-Exit codes: 0 success, 1 failure (no such task, database missing or unreadable), 2 wrong usage.
+Exit codes: 0 success, 1 failure (no such task or proposal, database missing or unreadable, a
+decision the plugin refused), 2 wrong usage. A decision still queued for OpenCode exits 0.
 `;

@@ -10,9 +10,13 @@ import { listCommand } from "./list-command.ts";
 import { openReader } from "./open-reader.ts";
 import { parseCliArgs } from "./parse-cli-args.ts";
 import { showCommand } from "./show-command.ts";
+import { proposalsCommand } from "./proposals-command.ts";
 
-/** `opencode-background-tasks <command>` (Node). Returns the exit code: 0 ok, 1 failure, 2 usage. */
-export function main(argv: string[], io: CliIo = processIo): number {
+/**
+ * `opencode-background-tasks <command>` (Node). Returns the exit code: 0 ok, 1 failure, 2 usage;
+ * a promise of it for a command that waits (proposals approve|reject).
+ */
+export function main(argv: string[], io: CliIo = processIo): number | Promise<number> {
   try {
     const args = parseCliArgs(argv);
     if (args.command === "help") {
@@ -22,6 +26,7 @@ export function main(argv: string[], io: CliIo = processIo): number {
     const dbPath = args.db ?? defaultDbPath(io.env);
     if (args.command === "dashboard") return dashboardCommand(dbPath, args, io);
     const reader = openReader(dbPath);
+    let waiting: Promise<number> | undefined;
     try {
       if (args.command === "list") listCommand(reader, args, io);
       if (args.command === "show") showCommand(reader, args, io);
@@ -29,10 +34,11 @@ export function main(argv: string[], io: CliIo = processIo): number {
       if (args.command === "automations") automationsCommand(reader, args, io);
       if (args.command === "runs") runsCommand(reader, args, io);
       if (args.command === "webhooks") webhooksCommand(reader, args, io);
+      if (args.command === "proposals") waiting = proposalsCommand(reader, dbPath, args, io);
     } finally {
       reader.close();
     }
-    return 0;
+    return waiting ? waiting.catch((error: unknown) => reportError(error, io)) : 0;
   } catch (error) {
     return reportError(error, io);
   }

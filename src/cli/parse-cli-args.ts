@@ -2,11 +2,11 @@ import { parseArgs } from "node:util";
 import type { TaskStatus } from "../core/task.ts";
 import { usageError } from "./cli-error.ts";
 
-export type CliCommand = "list" | "show" | "export" | "dashboard" | "automations" | "runs" | "webhooks" | "help";
+export type CliCommand = "list" | "show" | "export" | "dashboard" | "automations" | "runs" | "webhooks" | "proposals" | "help";
 
 export type CliArgs = {
   command: CliCommand;
-  /** Positionals after the command (show's task id). */
+  /** Positionals after the command (show's task id; proposals' approve|reject and id). */
   operands: string[];
   db?: string;
   project?: string;
@@ -44,6 +44,7 @@ const ALLOWED_OPTIONS: Record<Exclude<CliCommand, "help">, string[]> = {
   automations: ["db", "project", "json"],
   runs: ["db", "project", "json"],
   webhooks: ["db", "project", "json", "show-secret"],
+  proposals: ["db", "project", "json"],
 };
 
 const STATUSES: Record<TaskStatus, true> = { queued: true, running: true, resumed: true, completed: true, error: true, cancelled: true };
@@ -53,7 +54,7 @@ export function parseCliArgs(argv: string[]): CliArgs {
   const [command, ...operands] = positionals;
   if (values.help || command === "help") return { command: "help", operands: [], all: false, json: false };
   if (command === undefined) throw usageError("No command given.");
-  if (!isCommand(command)) throw usageError(`Unknown command '${command}'. Commands: list, show, export, dashboard, automations, runs, webhooks.`);
+  if (!isCommand(command)) throw usageError(`Unknown command '${command}'. Commands: list, show, export, dashboard, automations, runs, webhooks, proposals.`);
   for (const name of Object.keys(values)) {
     if (!ALLOWED_OPTIONS[command].includes(name)) throw usageError(`--${name} does not apply to ${command}.`);
   }
@@ -101,7 +102,16 @@ function checkOperands(command: Exclude<CliCommand, "help">, operands: string[])
   if (command === "runs" && operands.length !== 1) {
     throw usageError(operands.length ? "runs takes one automation id." : "runs needs an automation id (or a unique prefix of one).");
   }
+  if (command === "proposals") return checkProposalOperands(operands);
   if (command !== "show" && command !== "runs" && operands.length) throw usageError(`Unexpected argument '${operands[0]}' for ${command}.`);
+}
+
+/** `proposals`, `proposals approve <id>`, `proposals reject <id>`. */
+function checkProposalOperands([action, id, ...rest]: string[]): void {
+  if (action === undefined) return;
+  if (action !== "approve" && action !== "reject") throw usageError(`Unknown proposals action '${action}': use \`proposals approve <id>\` or \`proposals reject <id>\`.`);
+  if (id === undefined) throw usageError(`proposals ${action} needs a proposal id (or a unique prefix of one).`);
+  if (rest.length) throw usageError(`proposals ${action} takes one proposal id.`);
 }
 
 function parseStatuses(values: string[]): TaskStatus[] {

@@ -99,7 +99,7 @@ th { font-weight: 500; color: var(--muted); }
 .none { color: var(--muted); }
 .status { font-weight: 600; }
 .s-running, .s-resumed, .s-starting, .s-claimed { color: #2a6fdb; }
-.s-queued, .s-waiting, .s-pending { color: #b88a00; }
+.s-queued, .s-waiting, .s-pending, .s-proposed { color: #b88a00; }
 .s-completed, .s-done, .s-enabled, .s-passed { color: #2a2; }
 .s-error, .s-failed, .s-timed_out { color: #d33; }
 .s-cancelled, .s-skipped, .s-missed, .s-paused, .s-not_run { color: var(--muted); }
@@ -111,6 +111,8 @@ dl.fields { display: grid; grid-template-columns: max-content 1fr; gap: .2em 1em
 dt { color: var(--muted); } dd { margin: 0; }
 form.control { display: inline; } form.control button { margin-right: .3em; }
 ul.attention { padding-left: 1.2em; } .tag { font-size: 12px; padding: 0 .4em; border-radius: 3px; background: #d332; }
+article.proposal { border: 1px solid var(--line); border-left: 3px solid #b88a00; border-radius: 4px; padding: 0 .8em; margin: .6em 0; }
+article.proposal h3 { font-size: 1em; } article.proposal pre.text { margin: 0; }
 form.filters { display: flex; gap: 1em; align-items: end; flex-wrap: wrap; }
 svg.chart { max-width: 100%; height: auto; } svg.chart text { font: 10px system-ui; fill: var(--muted); }
 `;

@@ -7,6 +7,8 @@ import type { InboxCommand } from "../inbox/inbox-command.ts";
 import { commandButton, commandList } from "./controls.ts";
 import type { ProjectAutomation, ProjectRef, RunFilter, TaskReader } from "../store/task-reader.ts";
 import { durationChart } from "./duration-chart.ts";
+import { automationState } from "./home-page.ts";
+import { proposalFields } from "./proposal-view.ts";
 import { html, type SafeHtml } from "./html.ts";
 import { duration, layout, preview, projectName, status, taskHref, time } from "./page-layout.ts";
 
@@ -36,13 +38,10 @@ export function readAutomation(reader: TaskReader, project: string, params: URLS
 export function automationPage(data: AutomationData, frame: { projects: ProjectRef[]; project?: string; path: string }, now: number): SafeHtml {
   const a = data.automation;
   const back = frame.path;
-  const state = a.doneAt !== undefined ? "done" : a.enabled ? "enabled" : "paused";
   const body = html`
 <h1>${a.title}</h1>
 <div id="automation-controls" data-live>
-<p>${status(state)} ${a.pausedReason ? html`— <span id="paused-reason">${a.pausedReason}</span>` : ""}
-${a.enabled ? commandButton("pause", a.projectId, a.id, back) : commandButton("resume", a.projectId, a.id, back)}
-${commandButton("run_now", a.projectId, a.id, back)} ${commandButton("delete", a.projectId, a.id, "/")}</p>
+${a.proposal ? proposalControls(a, now, back) : controls(a, back)}
 ${commandList(data.commands, now)}</div>
 <div id="automation-details" data-live><dl class="fields">
 <dt>Automation</dt><dd class="id">${a.id}</dd>
@@ -61,7 +60,20 @@ ${a.steps?.length ? html`<h2>Steps</h2>${stepDefinitions(a.steps)}` : ""}
 <h2>Durations and outcomes</h2><div id="chart-box" data-live>${durationChart(data.chartRuns, now)}</div>
 <h2>Run history</h2>${filterForm(data, a.triggers)}
 <div id="history" data-live>${runTable(data.runs, a.projectId, now, back)}</div>`;
-  return layout({ ...frame, liveMain: false, title: a.title, attention: a.pausedReason || a.reportToGoneAt !== undefined ? 1 : 0 }, body);
+  return layout({ ...frame, liveMain: false, title: a.title, attention: a.proposal || a.pausedReason || a.reportToGoneAt !== undefined ? 1 : 0 }, body);
+}
+
+function controls(a: ProjectAutomation, back: string): SafeHtml {
+  return html`<p>${status(automationState(a))} ${a.pausedReason ? html`— <span id="paused-reason">${a.pausedReason}</span>` : ""}
+${a.enabled ? commandButton("pause", a.projectId, a.id, back) : commandButton("resume", a.projectId, a.id, back)}
+${commandButton("run_now", a.projectId, a.id, back)} ${commandButton("delete", a.projectId, a.id, "/")}</p>`;
+}
+
+/** A proposal is not paused: it waits for the user's decision, and nothing runs before it. */
+function proposalControls(a: ProjectAutomation, now: number, back: string): SafeHtml {
+  return html`<p>${status("proposed")} — <span id="proposal-note">a proposal from the agent, waiting for your decision: nothing runs until you approve it.</span>
+${commandButton("approve", a.projectId, a.id, back)} ${commandButton("reject", a.projectId, a.id, "/")}</p>
+${proposalFields(a, now)}`;
 }
 
 function triggerTable(triggers: Trigger[], active: boolean, now: number, waiting: Map<string, number>): SafeHtml {

@@ -11,6 +11,13 @@ const LABELS: Record<CommandKind, string> = {
   resume: "Resume",
   run_now: "Run now",
   delete: "Delete",
+  approve: "Approve",
+  reject: "Reject",
+};
+
+const CONFIRM: Partial<Record<CommandKind, string>> = {
+  delete: "Delete this automation?",
+  reject: "Reject this proposal? Proposing the same again is refused for a while (option proposalCooldownHours).",
 };
 
 /** A button that POSTs a command to the inbox and comes back to `back`. */
@@ -18,15 +25,15 @@ export function commandButton(kind: CommandKind, projectId: string, targetId: st
   return html`<form class="control" method="post" action="/command">
 <input type="hidden" name="kind" value="${kind}"><input type="hidden" name="project" value="${projectId}">
 <input type="hidden" name="target" value="${targetId}"><input type="hidden" name="back" value="${back}">
-<button type="submit" data-kind="${kind}"${kind === "delete" ? html` data-confirm="Delete this automation?"` : ""}>${LABELS[kind]}</button></form>`;
+<button type="submit" data-kind="${kind}"${CONFIRM[kind] ? html` data-confirm="${CONFIRM[kind]}"` : ""}>${LABELS[kind]}</button></form>`;
 }
 
-/** Recent commands with their outcome: pending → done / failed, and who is expected to apply them. */
+/** Recent commands (from the page or the command line) with their outcome: pending → done / failed, and who is expected to apply them. */
 export function commandList(commands: InboxCommand[], now: number): SafeHtml {
   if (commands.length === 0) return html``;
-  return html`<section class="commands"><h2>Commands from this page</h2><table><thead><tr>
+  return html`<section class="commands"><h2>Commands from the dashboard and the command line</h2><table><thead><tr>
 <th>when</th><th>command</th><th>target</th><th>status</th><th>outcome</th></tr></thead><tbody>
-${commands.map((c) => html`<tr data-command="${c.id}"><td>${time(c.createdAt)}</td><td>${LABELS[c.kind]}</td><td class="id">${c.targetId}</td>
+${commands.map((c) => html`<tr data-command="${c.id}"><td>${time(c.createdAt)}</td><td>${LABELS[c.kind]}${c.source === "cli" ? html` <span class="small">(command line)</span>` : ""}</td><td class="id">${c.targetId}</td>
 <td>${status(c.status)}</td><td>${outcome(c, now)}</td></tr>`)}</tbody></table></section>`;
 }
 

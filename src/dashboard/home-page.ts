@@ -4,6 +4,7 @@ import { commandButton, commandList } from "./controls.ts";
 import type { ProjectAutomation, ProjectRef, ProjectRun, ProjectTask, TaskReader } from "../store/task-reader.ts";
 import { html, type SafeHtml } from "./html.ts";
 import { automationHref, duration, elapsed, layout, preview, status, taskHref, time } from "./page-layout.ts";
+import { proposalList, proposalsOf } from "./proposal-view.ts";
 
 export type AttentionItem = { kind: string; text: string; href: string; at?: number };
 
@@ -11,6 +12,8 @@ export type HomeData = {
   active: ProjectTask[];
   recent: ProjectTask[];
   attention: AttentionItem[];
+  /** Proposals waiting for the user: listed under needs attention with their own controls. */
+  proposals: ProjectAutomation[];
   automations: ProjectAutomation[];
   runs: ProjectRun[];
   commands: InboxCommand[];
@@ -30,6 +33,7 @@ export function readHome(reader: TaskReader, project: string | undefined, now: n
     permissions,
     recent: reader.recentTasks(project),
     attention: [...waiting, ...attention(reader, automations, project, now - DAY_MS)],
+    proposals: proposalsOf(automations),
     automations,
     runs: reader.recentRuns(project),
     commands: reader.commands(project, 10),
@@ -59,14 +63,15 @@ function attention(reader: TaskReader, automations: ProjectAutomation[], project
 
 export function homePage(data: HomeData, frame: { projects: ProjectRef[]; project?: string; path: string }, now: number): SafeHtml {
   const back = frame.path;
+  const attention = data.attention.length + data.proposals.length;
   const body = html`
 <section id="active"><h2>Running and queued (${data.active.length})</h2>${data.active.length ? taskTable(data.active, now, back, data.permissions) : html`<p class="none">Nothing running.</p>`}</section>
-<section id="attention"><h2>Needs attention (${data.attention.length})</h2>${attentionList(data.attention)}</section>
+<section id="attention"><h2>Needs attention (${attention})</h2>${proposalList(data.proposals, now, back)}${data.attention.length || !data.proposals.length ? attentionList(data.attention) : ""}</section>
 ${commandList(data.commands, now)}
 <section id="automations"><h2>Automations (${data.automations.length})</h2>${automationTable(data.automations)}</section>
 <section id="runs"><h2>Recent automation runs</h2>${runTable(data.runs)}</section>
 <section id="recent"><h2>Recent tasks</h2>${data.recent.length ? taskTable(data.recent, now, back) : html`<p class="none">No finished tasks.</p>`}</section>`;
-  return layout({ ...frame, title: "Home", attention: data.attention.length }, body);
+  return layout({ ...frame, title: "Home", attention, proposals: data.proposals.length }, body);
 }
 
 /** Running tasks (with `permissions`: progress and Cancel) or settled ones (result and time taken). */
@@ -96,9 +101,14 @@ function automationTable(automations: ProjectAutomation[]): SafeHtml {
   if (automations.length === 0) return html`<p class="none">No automations.</p>`;
   return html`<table><thead><tr><th>automation</th><th>state</th><th>next run</th><th>last run</th></tr></thead><tbody>
 ${automations.map((a) => html`<tr data-automation="${a.id}"><td><a href="${automationHref(a.projectId, a.id)}">${a.title}</a><div class="id">${a.id}</div></td>
-<td>${a.doneAt !== undefined ? status("done") : a.enabled ? status("enabled") : status("paused")}</td>
+<td>${status(automationState(a))}</td>
 <td>${a.enabled && a.doneAt === undefined ? time(nextRun(a)) : "-"}</td>
 <td>${a.lastRun ? html`${status(a.lastRun.status)} ${time(a.lastRun.endedAt ?? a.lastRun.createdAt)}` : "never"}</td></tr>`)}</tbody></table>`;
+}
+
+/** proposed (waiting for the user) / done / enabled / paused. */
+export function automationState(a: ProjectAutomation): string {
+  return a.proposal ? "proposed" : a.doneAt !== undefined ? "done" : a.enabled ? "enabled" : "paused";
 }
 
 export function nextRun(a: ProjectAutomation): number | undefined {

@@ -7,6 +7,8 @@ export type PageFrame = {
   title: string;
   /** Items needing attention: shown as "(n)" in the title. */
   attention?: number;
+  /** Proposals waiting for a decision (counted in `attention` too): "n proposals" in the title. */
+  proposals?: number;
   projects: ProjectRef[];
   project?: string;
   /** Where the project selector sends the user (the current path). */
@@ -17,7 +19,8 @@ export type PageFrame = {
 
 /** The whole document. Scripts and styles come from the server itself (CSP 'self'); no CDN. */
 export function layout(frame: PageFrame, body: SafeHtml): SafeHtml {
-  const title = `${frame.attention ? `(${frame.attention}) ` : ""}${frame.title} · background tasks`;
+  const proposals = frame.proposals ? `${frame.proposals} proposal${frame.proposals === 1 ? "" : "s"} · ` : "";
+  const title = `${frame.attention ? `(${frame.attention}) ` : ""}${proposals}${frame.title} · background tasks`;
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title}</title><link rel="stylesheet" href="/app.css"><script src="/app.js" defer></script></head>

@@ -6,7 +6,7 @@ import type { Host } from "../host/host.ts";
 import type { InboxCommand } from "./inbox-command.ts";
 
 /**
- * Applies dashboard commands through the same functions the tools use. `apply` returns the
+ * Applies inbox commands (from the dashboard or the command line) through the same functions the tools use. `apply` returns the
  * outcome or throws why not; `owns` says whether this process should take the command now.
  */
 export type CommandHandler = {
@@ -37,6 +37,7 @@ export function commandHandler(manager: TaskManager, automations: AutomationServ
 
 async function applyToAutomation(automations: AutomationService, command: InboxCommand): Promise<string> {
   const id = command.targetId;
+  if (automations.require(id).proposal) return applyToProposal(automations, command);
   switch (command.kind) {
     case "pause":
       automations.update(id, { enabled: false });
@@ -49,9 +50,39 @@ async function applyToAutomation(automations: AutomationService, command: InboxC
       if (run.status === "starting" || run.status === "running") return `Run #${run.runNo} started.`;
       return `Not started: ${run.status}${run.skipReason ? ` (${run.skipReason})` : ""}.`;
     }
-    default:
+    case "delete":
       automations.delete(id);
       return "Deleted; its run history stays.";
+    case "approve":
+    case "reject": {
+      const a = automations.require(id);
+      throw new Error(`Automation ${a.id} "${a.title}" is not a proposal (it was approved already): nothing to ${command.kind}.`);
+    }
+    default:
+      throw new Error(`Unknown command '${command.kind}' (written by a newer version of the plugin?).`);
+  }
+}
+
+/**
+ * Approve and reject come from the user's own act on the page or the command line: approving
+ * enables without a second prompt. Deleting a proposal rejects it, as task_delete does.
+ */
+function applyToProposal(automations: AutomationService, command: InboxCommand): string {
+  const proposals = automations.proposals;
+  if (!proposals) throw new Error("Proposals are unavailable in this OpenCode process.");
+  const id = command.targetId;
+  switch (command.kind) {
+    case "approve": {
+      const a = proposals.approve(id, command.source);
+      return `Approved "${a.title}": enabled; it runs at its triggers and reports to session ${a.reportTo}.`;
+    }
+    case "reject":
+    case "delete": {
+      const a = proposals.reject(id, command.source);
+      return `Rejected "${a.title}": deleted; proposing the same again is refused for ${Math.round(proposals.config.cooldownMs / 3600_000)} h.`;
+    }
+    default:
+      throw new Error(`${id} is a proposal: approve or reject it (it cannot be ${command.kind === "run_now" ? "run" : `${command.kind}d`} before that).`);
   }
 }
 

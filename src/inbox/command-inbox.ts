@@ -1,17 +1,17 @@
 import type { SqliteDatabase } from "../store/sqlite-driver.ts";
-import { rowToCommand, type CommandKind, type InboxCommand } from "./inbox-command.ts";
+import { rowToCommand, type CommandKind, type CommandSource, type InboxCommand } from "./inbox-command.ts";
 
 /**
- * The durable inbox (migration 7): the dashboard inserts commands, a plugin instance of the
+ * The durable inbox (migrations 7 and 14): the dashboard and the command line insert commands, a plugin instance of the
  * command's project claims each one in a transaction (so with several OpenCode processes on
  * one database exactly one applies it) and records the outcome.
  */
 export class CommandInbox {
   constructor(private readonly db: SqliteDatabase) {}
 
-  submit(projectId: string, kind: CommandKind, targetId: string, now: number): InboxCommand {
-    this.db.prepare("INSERT INTO dashboard_commands (project_id, kind, target_id, status, created_at) VALUES (?, ?, ?, 'pending', ?)")
-      .run(projectId, kind, targetId, now);
+  submit(projectId: string, kind: CommandKind, targetId: string, now: number, source: CommandSource = "dashboard"): InboxCommand {
+    this.db.prepare("INSERT INTO dashboard_commands (project_id, kind, target_id, status, created_at, source) VALUES (?, ?, ?, 'pending', ?, ?)")
+      .run(projectId, kind, targetId, now, source);
     const row = this.db.prepare("SELECT * FROM dashboard_commands WHERE id = last_insert_rowid()").get()!;
     return rowToCommand(row);
   }

@@ -1,8 +1,11 @@
 import type { SqlRow } from "../store/sqlite-driver.ts";
 
-/** What the dashboard can ask of the plugin: cancel a task, or act on an automation. */
-export type CommandKind = "cancel_task" | "pause" | "resume" | "run_now" | "delete";
-export const COMMAND_KINDS: readonly CommandKind[] = ["cancel_task", "pause", "resume", "run_now", "delete"];
+/** What the dashboard or the command line can ask of the plugin: cancel a task, act on an automation, decide on a proposal. */
+export type CommandKind = "cancel_task" | "pause" | "resume" | "run_now" | "delete" | "approve" | "reject";
+export const COMMAND_KINDS: readonly CommandKind[] = ["cancel_task", "pause", "resume", "run_now", "delete", "approve", "reject"];
+
+/** Who wrote the command (migration 14); a proposal's decision records it. */
+export type CommandSource = "dashboard" | "cli";
 
 /** pending → claimed (by one plugin instance) → done | failed (outcome says why). */
 export type CommandStatus = "pending" | "claimed" | "done" | "failed";
@@ -11,8 +14,9 @@ export type InboxCommand = {
   id: number;
   projectId: string;
   kind: CommandKind;
-  /** The task id (cancel_task) or the automation id. */
+  /** The task id (cancel_task) or the automation id (a proposal's, for approve and reject). */
   targetId: string;
+  source: CommandSource;
   status: CommandStatus;
   createdAt: number;
   claimedBy?: string;
@@ -32,6 +36,7 @@ export function rowToCommand(row: SqlRow): InboxCommand {
     projectId: String(row.project_id),
     kind: row.kind as CommandKind,
     targetId: String(row.target_id),
+    source: row.source === "cli" ? "cli" : "dashboard", // NULL or missing before migration 14
     status: row.status as CommandStatus,
     createdAt: Number(row.created_at),
   };

@@ -365,6 +365,14 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 14,
+    name: "command inbox: approve and reject proposals, and where a command came from (the dashboard or the command line)",
+    sql: `
+      -- New kinds (approve | reject, target_id: the proposal's automation id) need no schema change.
+      ALTER TABLE dashboard_commands ADD COLUMN source TEXT; -- dashboard | cli; NULL: the dashboard (before 14)
+    `,
+  },
 ];
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -143,7 +143,7 @@ describe("automation runs with steps", () => {
     const handler = commandHandler(f.manager, f.service, f.host);
     const a = withSteps([{ name: "slow", run: "sleep 30" }]);
     const { run } = await f.service.runNow(a.id);
-    const command = { id: 1, projectId: "proj", kind: "cancel_task" as const, targetId: `auto_${a.id}_1`, status: "pending" as const, createdAt: f.clock.now() };
+    const command = { id: 1, projectId: "proj", kind: "cancel_task" as const, targetId: `auto_${a.id}_1`, source: "dashboard" as const, status: "pending" as const, createdAt: f.clock.now() };
     assert.equal(await handler.owns(command), true);
     f.autoStore.updateRun(run.id, { stepsBy: `${hostname()}:${process.pid}:elsewhere` });
     assert.equal(await handler.owns(command), false, "another instance's steps: left to it");

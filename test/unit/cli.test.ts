@@ -54,7 +54,8 @@ function run(argv: string[], env: Record<string, string | undefined> = {}): Run 
     env,
     now: () => T0 + 3_600_000,
   });
-  return { code, ...out };
+  assert.equal(typeof code, "number", "only proposals approve|reject waits");
+  return { code: code as number, ...out };
 }
 
 const runDb = (...argv: string[]) => run([...argv, "--db", db]);
@@ -215,7 +216,7 @@ describe("opencode-background-tasks CLI", () => {
   it("wrong usage exits 2 with a pointer to --help", () => {
     const cases: [string[], RegExp][] = [
       [[], /No command given/],
-      [["frob"], /Unknown command 'frob'\. Commands: list, show, export, dashboard, automations, runs, webhooks\./],
+      [["frob"], /Unknown command 'frob'\. Commands: list, show, export, dashboard, automations, runs, webhooks, proposals\./],
       [["list", "--status", "done"], /Unknown status 'done'\. Statuses: queued, running, resumed, completed, error, cancelled\./],
       [["show"], /show needs a task id/],
       [["show", "a", "b"], /show takes one task id/],
