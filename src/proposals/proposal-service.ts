@@ -65,6 +65,7 @@ export class ProposalService {
 
   /** Enables it (the caller has the user's approval) and records the decision. */
   approve(id: string, via: DecidedVia, patch: Partial<AutomationFields> = {}): Automation {
+    this.refuseExpired(id);
     return this.automations.transaction(() => {
       const a = this.requireProposal(id);
       const decision = this.decision(a, "approved", via);
@@ -76,6 +77,7 @@ export class ProposalService {
 
   /** Deletes it; proposing the same thing again is refused for the cooldown. */
   reject(id: string, via: DecidedVia): Automation {
+    this.refuseExpired(id);
     return this.automations.transaction(() => {
       const a = this.requireProposal(id);
       this.store.record(this.decision(a, "rejected", via));
@@ -121,6 +123,14 @@ export class ProposalService {
     const a = this.automations.require(id);
     if (!a.proposal) throw new TaskError(`Automation ${a.id} "${a.title}" is not a proposal (it was approved already).`);
     return a;
+  }
+
+  /** Outside a transaction (the removal must stay when the call is refused): an expired proposal goes now. */
+  private refuseExpired(id: string): void {
+    const a = this.automations.get(id);
+    if (!a?.proposal || a.proposal.proposedAt > this.clock.now() - PROPOSAL_EXPIRY_MS) return;
+    this.expire();
+    throw new TaskError(`Proposal ${a.id} "${a.title}" expired (7 days undecided) and is gone; it may be proposed again.`);
   }
 
   private decision(a: Automation, outcome: ProposalDecision["outcome"], via: DecidedVia): ProposalDecision {

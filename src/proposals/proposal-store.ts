@@ -14,10 +14,7 @@ export type ProposalDecision = ProposalShape & {
   decidedAt: number;
 };
 
-/** The last message the user sent in one of the project's sessions. */
-export type UserActivity = { lastMessageAt: number; sessionId: string };
-
-/** Proposal decisions and the user's last activity, in the plugin's SQLite database (migration 13), for one project. */
+/** Proposal decisions, in the plugin's SQLite database (migration 13), for one project. */
 export class ProposalStore {
   private statements = new StatementCache();
 
@@ -36,18 +33,6 @@ export class ProposalStore {
       ? this.sql("SELECT * FROM proposal_decisions WHERE project_id = ? AND decided_at > ? AND outcome = ? ORDER BY decided_at DESC, id DESC LIMIT ?").all(this.projectId, since, outcome, limit)
       : this.sql("SELECT * FROM proposal_decisions WHERE project_id = ? AND decided_at > ? ORDER BY decided_at DESC, id DESC LIMIT ?").all(this.projectId, since, limit);
     return rows.map(rowToDecision);
-  }
-
-  /** Keeps the newest message time of the project's sessions (several processes may write). */
-  noteUserMessage(at: number, sessionId: string): void {
-    this.sql(`INSERT INTO user_activity (project_id, last_message_at, session_id) VALUES (?, ?, ?)
-      ON CONFLICT (project_id) DO UPDATE SET last_message_at = excluded.last_message_at, session_id = excluded.session_id
-      WHERE excluded.last_message_at >= user_activity.last_message_at`).run(this.projectId, at, sessionId);
-  }
-
-  userActivity(): UserActivity | undefined {
-    const row = this.sql("SELECT * FROM user_activity WHERE project_id = ?").get(this.projectId);
-    return row && { lastMessageAt: Number(row.last_message_at), sessionId: String(row.session_id) };
   }
 
   private sql(text: string): SqliteStatement {

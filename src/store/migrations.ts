@@ -341,7 +341,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 13,
-    name: "proposals: automations the agent proposed, the user's decisions on them, and when the user was last seen",
+    name: "proposals: automations the agent proposed, and the user's decisions on them",
     sql: `
       ALTER TABLE automations ADD COLUMN proposal TEXT; -- JSON { reason, proposedAt, by }; NULL: not a proposal
       CREATE TABLE proposal_decisions (
@@ -357,12 +357,6 @@ export const MIGRATIONS: readonly Migration[] = [
         decided_at  INTEGER NOT NULL
       );
       CREATE INDEX proposal_decisions_by_time ON proposal_decisions (project_id, decided_at);
-      -- The last message the user sent in any session of the project (discovery runs while they are idle).
-      CREATE TABLE user_activity (
-        project_id      TEXT    PRIMARY KEY,
-        last_message_at INTEGER NOT NULL,
-        session_id      TEXT    NOT NULL
-      );
     `,
   },
   {
@@ -371,6 +365,13 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: `
       -- New kinds (approve | reject, target_id: the proposal's automation id) need no schema change.
       ALTER TABLE dashboard_commands ADD COLUMN source TEXT; -- dashboard | cli; NULL: the dashboard (before 14)
+    `,
+  },
+  {
+    version: 15,
+    name: "workers: the other OpenCode server a task's child runs on",
+    sql: `
+      ALTER TABLE tasks ADD COLUMN worker TEXT; -- a worker's name from the workers option; NULL: the local OpenCode
     `,
   },
 ];

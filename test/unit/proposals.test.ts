@@ -134,3 +134,15 @@ describe("proposal likeness", () => {
     assert.equal(sameProposal(shape, { title: " A ", work: "x", triggers: [] }), true);
   });
 });
+
+describe("an expired proposal", () => {
+  it("cannot be approved once past its 7 days, even before the hourly sweep", async () => {
+    const { f, propose, idOf } = setup();
+    const id = idOf(await propose());
+    const a = f.service.get(id)!;
+    f.autoStore.saveAutomation({ ...a, proposal: { ...a.proposal!, proposedAt: a.proposal!.proposedAt - 7 * 24 * HOUR } });
+    assert.throws(() => f.service.proposals!.approve(id, "dashboard"), /expired \(7 days undecided\) and is gone/);
+    assert.equal(f.service.get(id), undefined);
+    assert.equal(f.service.proposals!.store.decisions(0)[0]!.outcome, "expired");
+  });
+});
