@@ -14,6 +14,8 @@ export type AutomationConfig = {
   retentionMs?: number;
   /** The project directory: steps run there, and the workspace block describes it. */
   directory: string;
+  /** The configured workers' names (option workers): an automation's worker must be one, "local" or "auto". */
+  workerNames?: string[];
   /** Put the project's git state before every run's prompt (option workspaceContext). */
   workspaceContext: boolean;
 };

@@ -9,7 +9,7 @@ export const AUTOMATION_COLUMNS = [
   "project_id", "id", "title", "prompt", "agent", "model", "notify", "session_mode", "max_runs", "overlap",
   "catch_up", "report_to", "report_agent", "report_model", "enabled", "paused_reason", "done_at",
   "report_to_gone_at", "created_by", "created_at", "updated_at", "run_count", "consecutive_failures",
-  "last_result_hash", "continue_task_id", "expect", "channels", "report", "steps", "proposal",
+  "last_result_hash", "continue_task_id", "expect", "channels", "report", "steps", "proposal", "worker",
 ] as const;
 
 const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
@@ -22,7 +22,7 @@ export function automationToParams(projectId: string, a: Automation): SqlValue[]
     projectId, a.id, a.title, a.prompt, a.agent, json(a.model), a.notify, a.sessionMode, a.maxRuns ?? null, a.overlap,
     a.catchUp, a.reportTo, a.reportAgent, json(a.reportModel), a.enabled ? 1 : 0, a.pausedReason ?? null, a.doneAt ?? null,
     a.reportToGoneAt ?? null, a.createdBy, a.createdAt, a.updatedAt, a.runCount, a.consecutiveFailures,
-    a.lastResultHash ?? null, a.continueTaskId ?? null, json(a.expect), json(a.channels), a.report ?? null, json(a.steps), json(a.proposal),
+    a.lastResultHash ?? null, a.continueTaskId ?? null, json(a.expect), json(a.channels), a.report ?? null, json(a.steps), json(a.proposal), a.worker ?? null,
   ];
 }
 
@@ -57,6 +57,7 @@ export function rowToAutomation(row: SqlRow): Automation {
     report: opt<Automation["report"]>(row.report),
     steps: fromJson<Step[]>(row.steps),
     proposal: fromJson<Proposal>(row.proposal),
+    worker: opt<string>(row.worker),
   });
 }
 

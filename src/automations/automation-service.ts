@@ -18,7 +18,7 @@ import type { ProposalService } from "../proposals/proposal-service.ts";
 /** What the model sets on an automation (task_create, task_update); the rest is the plugin's. */
 export type AutomationFields = Pick<
   Automation,
-  "title" | "prompt" | "agent" | "model" | "notify" | "sessionMode" | "maxRuns" | "overlap" | "catchUp" | "enabled" | "expect" | "channels" | "report" | "steps"
+  "title" | "prompt" | "agent" | "model" | "notify" | "sessionMode" | "maxRuns" | "overlap" | "catchUp" | "enabled" | "expect" | "channels" | "report" | "steps" | "worker"
 >;
 
 /** Who creates it: the session runs report to, with its agent and model. */
@@ -211,6 +211,7 @@ export class AutomationService {
     if (!automation.channels?.length) delete automation.channels;
     if (!automation.report) delete automation.report;
     if (!automation.steps?.length) delete automation.steps;
+    if (!automation.worker || automation.worker === "local") delete automation.worker;
     checkRunnable(automation);
     this.ctx.store.transaction(() => {
       this.ctx.store.saveAutomation(automation);
@@ -233,6 +234,7 @@ export class AutomationService {
       if (!next.expect) delete next.expect;
       if (!next.channels?.length) delete next.channels;
       if (!next.steps?.length) delete next.steps;
+      if (!next.worker || next.worker === "local") delete next.worker;
       checkRunnable(next);
       if (reportTo) Object.assign(next, { reportTo: reportTo.sessionID, reportAgent: reportTo.agent, reportModel: reportTo.model });
       if (patch.maxRuns !== undefined && next.doneAt !== undefined && next.runCount < patch.maxRuns) delete next.doneAt;
@@ -305,6 +307,15 @@ export class AutomationService {
     if ((fields.report ?? current?.report) === "channels" && channels.length === 0) {
       throw new TaskError(`report: "channels" needs at least one channel in channels. ${listed}`);
     }
+  }
+
+  /** An automation's worker must be "local", "auto" or one the workers option names. */
+  checkWorker(worker: string | undefined): void {
+    if (worker === undefined || worker === "local" || worker === "auto") return;
+    const names = this.ctx.config.workerNames ?? [];
+    if (names.includes(worker)) return;
+    const known = names.length ? `"local", "auto" or ${names.join(", ")}` : `"local" or "auto" (no workers are configured: plugin option "workers")`;
+    throw new TaskError(`No worker "${worker}"; worker takes ${known}.`);
   }
 
   /**

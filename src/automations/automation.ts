@@ -52,6 +52,8 @@ export type Automation = {
   lastResultHash?: string;
   /** session: continue — the task (child session) every run resumes. */
   continueTaskId?: string;
+  /** Where its runs' children go: a worker's name or "auto" (option workers); absent: this OpenCode. */
+  worker?: string;
   /** Set while it is a proposal (task_propose): disabled until the user approves it. */
   proposal?: Proposal;
 };

@@ -158,7 +158,7 @@ export class RunStarter {
     const task = await manager.launch({
       parentSessionID: a.reportTo, parentMessageID: runBatchId(a.id, run.runNo!), parentAgent: a.reportAgent,
       parentModel: a.reportModel, description: `${a.title} (automation run #${run.runNo})`, prompt, agent: a.agent,
-      model: a.model, notify: false, extras: { expect: a.expect },
+      model: a.model, notify: false, extras: { expect: a.expect }, ...(a.worker ? { worker: a.worker } : {}),
     });
     return { task, note };
   }

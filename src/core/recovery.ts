@@ -17,9 +17,9 @@ export const CONTINUE_PROMPT =
  * stopped mid-run is told to continue or failed, by `onInterrupted`. Queued tasks simply stay
  * queued for the scheduler.
  */
-export async function recoverTasks(parts: Parts, onInterrupted: "resume" | "fail"): Promise<void> {
+export async function recoverTasks(parts: Parts, onInterrupted: "resume" | "fail", which: (task: Task) => boolean = () => true): Promise<void> {
   const { ctx, life } = parts;
-  const active = life.activeTasks();
+  const active = life.activeTasks().filter(which);
   if (active.length === 0) return;
   const statuses = await ctx.host.statuses();
   for (const task of active) {

@@ -12,7 +12,7 @@ export type RunningTasks = {
   /** Ends the task as error (once; false when it had already settled) and aborts its child. */
   stop(taskId: string, error: string): boolean;
   /** A short live note shown in the task's progress line. */
-  setProgressNote(taskId: string, note: string): void;
+  setProgressNote(taskId: string, note: string | undefined): void;
   /** A parent notice that never starts a turn, sent when the parent is idle (exactly once by key). */
   notifyParent(task: Task, key: string, text: string): void;
 };

@@ -4,6 +4,7 @@ import type { CoreContext } from "./core-context.ts";
 import type { ParentNotifier } from "./parent-notifier.ts";
 import type { TaskLifecycle } from "./task-lifecycle.ts";
 import type { FirstPrompt, TaskScheduler } from "./task-scheduler.ts";
+import type { Choice, Placement } from "./placement.ts";
 
 export type LaunchInput = {
   parentSessionID: string;
@@ -19,6 +20,8 @@ export type LaunchInput = {
   notify?: boolean;
   /** Data for the hooks (e.g. evidence expectations), passed to `hooks.launched` untouched. */
   extras?: unknown;
+  /** Where the child runs: a worker's name, "local" (the default) or "auto". */
+  worker?: string;
 };
 
 /**
@@ -37,6 +40,8 @@ export function firstPromptWith(forks: ForkSupport | undefined): FirstPrompt {
 
 type LauncherParts = {
   ctx: CoreContext;
+  /** Other OpenCode servers that may run the child; without it every child runs here. */
+  placement?: Placement;
   life: TaskLifecycle;
   notifier: ParentNotifier;
   scheduler: TaskScheduler;
@@ -50,23 +55,34 @@ type LauncherParts = {
  * (OpenCode runs one response's tool calls concurrently) never both pass a check.
  */
 export class TaskLauncher {
+  private localLimits: { perModel: number; total: number };
+
   constructor(
     private parts: LauncherParts,
-    private config: { maxDepth: number },
+    private config: { maxDepth: number; maxConcurrentPerModel: number; maxConcurrentTotal: number },
     private forks?: ForkSupport,
-  ) {}
+  ) {
+    this.localLimits = { perModel: config.maxConcurrentPerModel, total: config.maxConcurrentTotal };
+  }
 
   async launch(input: LaunchInput & { fork?: boolean }): Promise<Task> {
-    const { ctx, life, notifier, scheduler } = this.parts;
     const depth = this.depthOf(input.parentSessionID) + 1;
     if (depth > this.config.maxDepth) {
       throw new TaskError(`This session is already ${depth - 1} level(s) deep in background tasks; the limit is ${this.config.maxDepth} (maxDepth). Do the work here instead of launching another task.`);
     }
     const model = await this.childModel(input.agent, input.model ?? input.parentModel, input.model !== undefined);
+    const choice = this.choose(input.worker, model);
+    try {
+      return await this.launchOn(choice.worker, input, model);
+    } finally {
+      choice.release();
+    }
+  }
+
+  private async launchOn(worker: string | undefined, input: LaunchInput & { fork?: boolean }, model: ModelRef): Promise<Task> {
+    const { ctx, life, notifier, scheduler } = this.parts;
     const title = `${input.description} (@${input.agent} background)`;
-    const id = input.fork
-      ? await requireForks(this.forks).fork({ ...input, title })
-      : (await ctx.host.createSession({ parentID: input.parentSessionID, title })).id;
+    const id = await this.createChild(worker, input, title);
     const now = ctx.clock.now();
     const task: Task = {
       id, parentSessionID: input.parentSessionID, batchId: input.parentMessageID,
@@ -74,6 +90,7 @@ export class TaskLauncher {
       parentAgent: input.parentAgent, parentModel: input.parentModel, status: "queued",
       isForked: Boolean(input.fork), resumeCount: 0, ...(input.notify === false ? { notify: false } : {}),
       progress: { toolCalls: 0, lastTools: [], lastActivityAt: now }, createdAt: now, promptedAt: now,
+      ...(worker ? { worker } : {}),
     };
     const { store } = ctx;
     // Saved and given a slot in one transaction: "queued" is said only when the task really waits.
@@ -96,6 +113,23 @@ export class TaskLauncher {
       });
     }
     return store.get(id) ?? { ...task, status: mine ? "running" : "queued" };
+  }
+
+  /** Where the child goes: a worker (by name, or "auto" when this OpenCode's slots are full) or here. */
+  private choose(requested: string | undefined, model: ModelRef): Choice {
+    const placement = this.parts.placement;
+    const wanted = requested?.trim() || "local";
+    if (placement) return placement.choose(wanted, model, this.parts.life.activeTasks(), this.localLimits);
+    if (wanted !== "local" && wanted !== "auto") throw new TaskError(`No worker "${wanted}": no workers are configured (plugin option "workers"). Leave out worker, or use "local".`);
+    return { release: () => {} };
+  }
+
+  /** The child's session, where it will run: a fork copies the parent's messages (onto a worker, by the placement). */
+  private async createChild(worker: string | undefined, input: LaunchInput & { fork?: boolean }, title: string): Promise<string> {
+    const { ctx, placement } = this.parts;
+    if (worker && placement) return input.fork ? placement.fork(worker, { ...input, title }) : (await placement.createSession(worker, title)).id;
+    if (input.fork) return requireForks(this.forks).fork({ ...input, title });
+    return (await ctx.host.createSession({ parentID: input.parentSessionID, title })).id;
   }
 
   async resume(found: Task, prompt: string, parentAgent: string, parentModel?: ModelRef): Promise<Task> {

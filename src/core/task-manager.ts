@@ -1,5 +1,6 @@
 import type { Clock } from "./clock.ts";
 import type { Host, HostEvent } from "../host/host.ts";
+import type { Placement } from "./placement.ts";
 import type { TaskStore } from "./task-store.ts";
 import { isSettled, UNSETTLED_STATUSES, type ModelRef, type Task, type TaskStatus } from "./task.ts";
 import type { TaskSummary } from "./task-summary.ts";
@@ -47,6 +48,8 @@ export type ManagerParts = {
    * once, inside the constructor: the view may be kept, but not used before the constructor returns.
    */
   hooks?: (tasks: RunningTasks) => TaskHooks;
+  /** Other OpenCode servers (workers) that may run children; `host` must then route by session. */
+  placement?: Placement;
 };
 
 /** A parent notification put in the outbox by a layer above the core (see `enqueueNotification`). */
@@ -72,7 +75,7 @@ export class TaskManager {
    * settles subscribe to `life.events`, and the hooks are built here (nothing is set after
    * construction). Never throws: a store that fails now is logged, and `start` and the poll retry.
    */
-  constructor(host: Host, store: TaskStore, clock: Clock, private config: ManagerConfig, { forks, hooks }: ManagerParts = {}) {
+  constructor(host: Host, store: TaskStore, clock: Clock, private config: ManagerConfig, { forks, hooks, placement }: ManagerParts = {}) {
     this.health = new StoreHealth(clock);
     const ctx: CoreContext = { host, store: this.health.watch(store), clock, log: new CoreLog(host) };
     this.ctx = ctx;
@@ -81,12 +84,12 @@ export class TaskManager {
     this.life = new TaskLifecycle(ctx, this.notifier, hooks?.(this.runningTasks()) ?? {});
     this.life.events.on("settled", (task) => this.waiters.notifySettled(task.id));
     this.life.events.on("settled", (task) => this.notifier.deliver(task.parentSessionID));
-    this.scheduler = new TaskScheduler(ctx, this.life, config, firstPromptWith(forks));
+    this.scheduler = new TaskScheduler(ctx, this.life, config, firstPromptWith(forks), placement && ((worker) => placement.capacity(worker)));
     this.watch = new TaskWatch(ctx, this.life, this.notifier, config);
     this.router = new EventRouter(ctx, this.life, this.notifier, config);
     this.poller = new Poller(clock, config.pollIntervalMs, () => this.poll(), () => this.hasWork(), () => this.logIdle(),
       (message, error) => ctx.log.error(message, error));
-    const parts = { ctx, life: this.life, notifier: this.notifier, scheduler: this.scheduler, polling: () => this.poller.ensureRunning() };
+    const parts = { ctx, life: this.life, notifier: this.notifier, scheduler: this.scheduler, placement, polling: () => this.poller.ensureRunning() };
     this.launcher = new TaskLauncher(parts, config, forks);
   }
 
@@ -100,6 +103,14 @@ export class TaskManager {
     }
     await this.scheduler.startQueued();
     this.poller.ensureRunning();
+  }
+
+  /**
+   * Brings the running tasks `which` selects in line with their host, as after a restart: used
+   * when a worker answers again (a child its restart cut off is told to continue, or failed).
+   */
+  async recover(which: (task: Task) => boolean): Promise<void> {
+    await recoverTasks({ ctx: this.ctx, life: this.life, notifier: this.notifier }, this.config.onInterrupted, which);
   }
 
   /** The last store error while it is recent and no write has succeeded since (shown by background_list). */
@@ -204,6 +215,11 @@ export class TaskManager {
       }
     });
     return { cleared: settled.length, running: tasks.filter((t) => !isSettled(t.status)) };
+  }
+
+  /** Tasks whose child works now (running or resumed). */
+  activeTasks(): TaskSummary[] {
+    return this.life.activeTasks();
   }
 
   get(id: string): Task | undefined {

@@ -24,6 +24,8 @@ export class TaskScheduler {
     private life: TaskLifecycle,
     private limits: ConcurrencyLimits,
     private firstPrompt: FirstPrompt,
+    /** Children a worker runs at once (from the placement); absent: there are no workers. */
+    private capacity: (worker: string) => number = () => 0,
   ) {
     life.events.on("settled", () => this.startQueued()); // a settle frees a slot
   }
@@ -48,13 +50,17 @@ export class TaskScheduler {
     const { store, clock } = this.ctx;
     const running = this.life.activeTasks();
     const perModel = new Map<string, number>();
-    for (const task of running) perModel.set(modelKey(task), (perModel.get(modelKey(task)) ?? 0) + 1);
-    let total = running.length;
+    const perWorker = new Map<string, number>();
+    const add = (map: Map<string, number>, key: string) => map.set(key, (map.get(key) ?? 0) + 1);
+    // The limits are this OpenCode's; a worker's children count against its own capacity only.
+    for (const task of running) (task.worker ? add(perWorker, task.worker) : add(perModel, modelKey(task)));
+    let total = running.filter((t) => !t.worker).length;
     const claimed: Task[] = [];
     for (const queued of store.list({ statuses: ["queued"], includeCleared: true })) {
-      if (total >= this.limits.maxConcurrentTotal) break;
-      const key = modelKey(queued);
-      if ((perModel.get(key) ?? 0) >= this.limits.maxConcurrentPerModel) continue;
+      const key = queued.worker ?? modelKey(queued);
+      if (queued.worker) {
+        if ((perWorker.get(key) ?? 0) >= this.capacity(key)) continue;
+      } else if (total >= this.limits.maxConcurrentTotal || (perModel.get(key) ?? 0) >= this.limits.maxConcurrentPerModel) continue;
       const next = store.get(queued.id);
       if (!next) continue;
       const now = clock.now();
@@ -64,8 +70,8 @@ export class TaskScheduler {
       next.progress.lastActivityAt = now;
       store.save(next);
       store.appendEvent({ taskId: next.id, at: now, kind: "started" });
-      perModel.set(key, (perModel.get(key) ?? 0) + 1);
-      total++;
+      if (queued.worker) add(perWorker, key);
+      else (add(perModel, key), total++);
       claimed.push(next);
     }
     return claimed;

@@ -59,6 +59,8 @@ export type Task = {
    */
   evidence?: string;
   clearedAt?: number;
+  /** The worker (another OpenCode server) the child runs on; absent: this OpenCode. */
+  worker?: string;
 };
 
 const ALLOWED: Record<TaskStatus, readonly TaskStatus[]> = {

@@ -5,7 +5,7 @@ import type { RunningTasks } from "../core/running-tasks.ts";
 import type { RunEndDecision, TaskHooks } from "../core/task-hooks.ts";
 import type { Task } from "../core/task.ts";
 import { EvidenceCollector, readRun } from "./evidence-collector.ts";
-import type { EvidenceStore, RunEvidence, TaskEvidenceSpec } from "./evidence-types.ts";
+import type { EvidenceStore, FileReader, RunEvidence, TaskEvidenceSpec } from "./evidence-types.ts";
 import { evidenceDetails, evidenceSummary } from "./evidence-summary.ts";
 import { absolutePath, snapshotFile, verifyFiles } from "./verify-files.ts";
 import { findContradictions } from "./contradiction-check.ts";
@@ -27,6 +27,9 @@ export type EvidenceRequest = { expect?: Expectation; milestones?: boolean };
 export class EvidenceService implements TaskHooks {
   readonly collector: EvidenceCollector;
   private loops: LoopDetector;
+
+  /** Where a task's files are read when its child runs on a worker (set when workers are configured). */
+  filesOf: (task: Task) => FileReader | undefined = () => undefined;
 
   constructor(private tasks: RunningTasks, private store: EvidenceStore, private projectDir: string, private config: EvidenceConfig) {
     this.collector = new EvidenceCollector(store, (id) => this.runOf(id));
@@ -69,10 +72,12 @@ export class EvidenceService implements TaskHooks {
 
   async runEnded(task: Task, result: string): Promise<RunEndDecision> {
     const run = task.resumeCount;
-    const files = await verifyFiles(this.projectDir, this.collector.evidence(task.id, run).files);
+    const read = this.filesOf(task);
+    const files = await verifyFiles(this.projectDir, this.collector.evidence(task.id, run).files, read);
     for (const file of files) this.collector.saveFile(task.id, run, file);
     const commands = this.collector.evidence(task.id, run).commands;
-    const exists = (path: string) => existsSync(absolutePath(this.projectDir, path));
+    // A worker's files: what the check just read is all that is known of them.
+    const exists = read ? (path: string) => files.some((f) => f.path === path && f.check?.exists) : (path: string) => existsSync(absolutePath(this.projectDir, path));
     this.collector.saveContradictions(task.id, run, findContradictions(result, files, commands, exists));
     const spec = this.store.spec(task.id);
     if (!spec?.expect) return { kind: "complete" };
@@ -111,7 +116,7 @@ export class EvidenceService implements TaskHooks {
   }
 
   private async judgeExpectation(task: Task, spec: TaskEvidenceSpec, expect: Expectation): Promise<RunEndDecision> {
-    const outcome = await checkExpectation(this.projectDir, expect, this.config.expectTimeoutSeconds * 1000);
+    const outcome = await checkExpectation(this.projectDir, expect, this.config.expectTimeoutSeconds * 1000, this.filesOf(task));
     if (outcome.ok) {
       this.milestone(task, "evidence_verified", `its expectation is met: ${outcome.met.join("; ")}.`);
       return { kind: "complete" };

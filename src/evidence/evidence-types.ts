@@ -78,3 +78,6 @@ export interface EvidenceStore {
   putSpec(taskId: string, spec: TaskEvidenceSpec): void;
   spec(taskId: string): TaskEvidenceSpec | undefined;
 }
+
+/** Reads a file of the project where a task's child runs (a worker's checkout, through its API); undefined when missing. */
+export type FileReader = (path: string) => Promise<string | undefined>;

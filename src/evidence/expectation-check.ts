@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { stat } from "node:fs/promises";
-import { absolutePath } from "./verify-files.ts";
+import { absolutePath, readSnapshot } from "./verify-files.ts";
+import type { FileReader } from "./evidence-types.ts";
 import { formatSize } from "./evidence-summary.ts";
 
 export type Expectation = { files?: string[]; command?: string };
@@ -10,11 +11,11 @@ const OUTPUT_LINES = 40;
 const OUTPUT_KEEP_CHARS = 64 * 1024;
 
 /** Checks what a task expects once its child stops: each file exists and is not empty, the command exits 0. */
-export async function checkExpectation(projectDir: string, expect: Expectation, timeoutMs: number): Promise<ExpectationResult> {
+export async function checkExpectation(projectDir: string, expect: Expectation, timeoutMs: number, read?: FileReader): Promise<ExpectationResult> {
   const problems: string[] = [];
   const met: string[] = [];
   for (const path of expect.files ?? []) {
-    const info = await stat(absolutePath(projectDir, path)).catch(() => undefined);
+    const info = read ? await remoteInfo(read, path) : await stat(absolutePath(projectDir, path)).catch(() => undefined);
     if (!info) problems.push(`${path} does not exist.`);
     else if (!info.isFile()) problems.push(`${path} is not a file.`);
     else if (info.size === 0) problems.push(`${path} is empty.`);
@@ -29,6 +30,12 @@ export async function checkExpectation(projectDir: string, expect: Expectation, 
     }
   }
   return { ok: problems.length === 0, problems, met };
+}
+
+/** A worker's file as `stat` would tell it: the API reads files only. */
+async function remoteInfo(read: FileReader, path: string): Promise<{ isFile(): boolean; size: number } | undefined> {
+  const snapshot = await readSnapshot(read, path);
+  return snapshot.exists ? { isFile: () => true, size: snapshot.size ?? 0 } : undefined;
 }
 
 export type CommandRun = { exitCode?: number; signal?: string; timedOut: boolean; output: string };

@@ -3,7 +3,7 @@ import { execFile } from "node:child_process";
 import { readFileSync, statSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
-import type { FileCheck, FileEvidence } from "./evidence-types.ts";
+import type { FileCheck, FileEvidence, FileReader } from "./evidence-types.ts";
 
 const HASH_LIMIT_BYTES = 64 * 1024 * 1024;
 /** Files up to this size are read synchronously (faster than a thread-pool round trip each), a batch at a time. */
@@ -39,6 +39,12 @@ function smallFileSnapshot(path: string, withGitBlob: boolean): Snapshot | undef
   }
 }
 
+/** A file read through a worker's API: what its content hashes to (no git index there). */
+export async function readSnapshot(read: FileReader, path: string): Promise<Snapshot> {
+  const content = await read(path).catch(() => undefined);
+  return content === undefined ? { exists: false } : hashed(Buffer.from(content), false);
+}
+
 function hashed(bytes: Buffer, withGitBlob: boolean): Snapshot {
   const snapshot: Snapshot = { exists: true, size: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex") };
   if (withGitBlob) snapshot.gitBlob = createHash("sha1").update(`blob ${bytes.length}\0`).update(bytes).digest("hex");
@@ -50,7 +56,11 @@ function hashed(bytes: Buffer, withGitBlob: boolean): Snapshot {
  * copy seen just before the run's first write, else against git's index (when the project is a
  * repository), else it cannot say "unchanged". Returns the files with `check` set.
  */
-export async function verifyFiles(projectDir: string, files: FileEvidence[]): Promise<FileEvidence[]> {
+export async function verifyFiles(projectDir: string, files: FileEvidence[], read?: FileReader): Promise<FileEvidence[]> {
+  if (read) {
+    const snapshots = await Promise.all(files.map((f) => readSnapshot(read, f.path)));
+    return files.map((file, i) => verifyOne(projectDir, file, snapshots[i]!, undefined));
+  }
   const needIndex = files.filter((f) => !f.before).map((f) => absolutePath(projectDir, f.path));
   const indexRead = needIndex.length > 0 ? gitIndex(projectDir, needIndex) : Promise.resolve(undefined);
   const snapshots: Snapshot[] = [];

@@ -369,9 +369,10 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 15,
-    name: "workers: the other OpenCode server a task's child runs on",
+    name: "workers: the other OpenCode server a task's child runs on, and where an automation's runs go",
     sql: `
       ALTER TABLE tasks ADD COLUMN worker TEXT; -- a worker's name from the workers option; NULL: the local OpenCode
+      ALTER TABLE automations ADD COLUMN worker TEXT; -- where its runs' children go: a worker's name or auto; NULL: local
     `,
   },
 ];

@@ -29,6 +29,7 @@ export const TASK_COLUMNS = [
   "cleared_at",
   "started_at",
   "notify",
+  "worker",
 ] as const;
 
 export function taskToParams(projectId: string, task: Task): SqlValue[] {
@@ -58,6 +59,7 @@ export function taskToParams(projectId: string, task: Task): SqlValue[] {
     task.clearedAt ?? null,
     task.startedAt ?? null,
     task.notify === false ? 0 : 1,
+    task.worker ?? null,
   ];
 }
 
@@ -99,5 +101,6 @@ export function rowToSummary(row: SqlRow): TaskSummary {
   if (row.cleared_at !== null) task.clearedAt = row.cleared_at as number;
   if (row.started_at !== null && row.started_at !== undefined) task.startedAt = row.started_at as number;
   if (row.notify === 0) task.notify = false;
+  if (typeof row.worker === "string") task.worker = row.worker;
   return task;
 }

@@ -18,7 +18,7 @@ type Deps = {
 export function backgroundOutputTool({ manager, clock, defaultTimeoutSeconds, maxTimeoutSeconds, onCrash, evidence }: Deps) {
   return defineTool({
     name: "background_output",
-    description: `Status, progress and result of a background task or batch; block: true waits for its end or timeout seconds (default ${defaultTimeoutSeconds}, max ${maxTimeoutSeconds}).`,
+    description: `Status, progress and result of a task or batch; block: true waits for its end (timeout seconds, default ${defaultTimeoutSeconds}, max ${maxTimeoutSeconds}).`,
     args: (s) => ({
       task_id: s.string().describe("task or batch id, or a unique prefix"),
       block: s.boolean().optional(),

@@ -1,27 +1,32 @@
+import type { tool } from "@opencode-ai/plugin";
 import type { TaskManager } from "../core/task-manager.ts";
 import { TaskError } from "../core/errors.ts";
 import { defineTool } from "./tool-kit.ts";
 import { allowExpectCommand, checkExpect, expectArg } from "./expect-arg.ts";
 
-const DESCRIPTION = `Run work in a background child agent session; returns its task id at once. This session is told the result when it ends. Calls in one message form a batch.
-fork: true gives the child this conversation's context; resume: "<task id>" continues a completed task's session.
-expect: files that must exist and a command that must exit 0, else the child is sent back to work.`;
+const DESCRIPTION = `Run work in a background child session; returns its task id at once; this session is told the result. Calls in one message form a batch.
+fork: true: the child gets this conversation; resume: "<task id>" continues a completed task.
+expect: files that must exist, a command that must exit 0, else the child goes back to work.`;
 
-type Deps = { manager: TaskManager; onCrash: (message: string, error: unknown) => void };
+type Deps = { manager: TaskManager; onCrash: (message: string, error: unknown) => void; hasWorkers?: boolean };
 
-export function backgroundTaskTool({ manager, onCrash }: Deps) {
+export function backgroundTaskTool({ manager, onCrash, hasWorkers = false }: Deps) {
+  const args = (s: typeof tool.schema) => ({
+    description: s.string().describe("3-8 word label"),
+    prompt: s.string(),
+    agent: s.string().describe("e.g. general, explore"),
+    fork: s.boolean().optional(),
+    resume: s.string().optional(),
+    expect: expectArg(s),
+    milestones: s.boolean().optional(),
+    worker: s.string().optional(),
+  });
   return defineTool({
     name: "background_task",
     description: DESCRIPTION,
-    args: (s) => ({
-      description: s.string().describe("3-8 word label"),
-      prompt: s.string(),
-      agent: s.string().describe("e.g. general, explore"),
-      fork: s.boolean().optional(),
-      resume: s.string().optional(),
-      expect: expectArg(s),
-      milestones: s.boolean().optional(),
-    }),
+    args,
+    // Without workers configured, worker is still accepted ("local", "auto") but not shown: every request carries the schema.
+    ...(hasWorkers ? {} : { shown: (s: typeof tool.schema) => { const { worker: _worker, ...rest } = args(s); return rest; } }),
     onCrash,
     async run(args, call) {
       checkTexts(args);
@@ -29,8 +34,12 @@ export function backgroundTaskTool({ manager, onCrash }: Deps) {
         throw new TaskError("fork and resume are mutually exclusive: fork starts a new child from this conversation, resume continues an existing task's own session. Pass only one.");
       }
       checkExpect(args.expect);
-      if (args.resume && (args.expect || args.milestones !== undefined)) {
-        throw new TaskError("expect and milestones are set when a task is launched; a resume keeps the task's own. Leave them out of the resume.");
+      if (args.resume && (args.expect || args.milestones !== undefined || args.worker !== undefined)) {
+        throw new TaskError("expect, milestones and worker are set when a task is launched; a resume keeps the task's own. Leave them out of the resume.");
+      }
+      const remote = args.worker !== undefined && args.worker.trim() !== "local" && args.worker.trim() !== "";
+      if (remote && args.expect?.command) {
+        throw new TaskError("expect.command runs on this machine, but a child on a worker works on the worker's checkout: leave out expect.command (expect.files is checked on the worker), or use worker \"local\".");
       }
       if (args.resume) {
         const task = await manager.resume(args.resume, args.prompt, call.agent, call.model);
@@ -43,11 +52,11 @@ export function backgroundTaskTool({ manager, onCrash }: Deps) {
       const task = await manager.launch({
         parentSessionID: call.sessionID, parentMessageID: call.messageID, parentAgent: call.agent,
         parentModel: call.model, description: args.description, prompt: args.prompt, agent: args.agent, fork: args.fork,
-        extras: { expect: args.expect, milestones: args.milestones },
+        extras: { expect: args.expect, milestones: args.milestones }, ...(args.worker !== undefined ? { worker: args.worker } : {}),
       });
       const queued = task.status === "queued" ? " (queued: the concurrency limit is reached; it starts when a slot frees)" : "";
       return [
-        `Launched background task ${task.id}${task.isForked ? " (forked)" : ""}: ${task.description}${queued}`,
+        `Launched background task ${task.id}${task.isForked ? " (forked)" : ""}${task.worker ? ` on worker ${task.worker}` : ""}: ${task.description}${queued}`,
         `task_id: ${task.id}`,
         `batch: ${task.batchId}`,
         "It runs in the background; you will be notified here when it finishes. Use background_output to check on it.",

@@ -32,8 +32,8 @@ export function buildTools(deps: Ready | Unavailable): Record<string, ToolDefini
   if ("unavailable" in deps) return unavailableTools(deps.unavailable);
   const { manager, clock, options, onCrash, evidence, automations } = deps;
   return {
-    ...(automations ? automationTools(automations, onCrash) : {}),
-    background_task: backgroundTaskTool({ manager, onCrash }),
+    ...(automations ? automationTools(automations, onCrash, hasWorkers(options)) : {}),
+    background_task: backgroundTaskTool({ manager, onCrash, hasWorkers: hasWorkers(options) }),
     background_output: backgroundOutputTool({
       manager, clock, onCrash, evidence,
       defaultTimeoutSeconds: options.defaultBlockTimeoutSeconds,
@@ -46,8 +46,8 @@ export function buildTools(deps: Ready | Unavailable): Record<string, ToolDefini
 }
 
 /** The nine task_* tools: scheduled background work (not a to-do list). */
-export function automationTools(automations: AutomationService, onCrash: (m: string, e: unknown) => void): Record<string, ToolDefinition> {
-  const deps = { automations, onCrash };
+export function automationTools(automations: AutomationService, onCrash: (m: string, e: unknown) => void, withWorkers = false): Record<string, ToolDefinition> {
+  const deps = { automations, onCrash, hasWorkers: withWorkers };
   return {
     task_create: taskCreateTool(deps),
     task_propose: taskProposeTool(deps),
@@ -60,6 +60,8 @@ export function automationTools(automations: AutomationService, onCrash: (m: str
     task_trigger_remove: taskTriggerRemoveTool(deps),
   };
 }
+
+const hasWorkers = (options: Options) => (options as { workers?: unknown[] }).workers?.length ? true : false;
 
 function unavailableTools(reason: string): Record<string, ToolDefinition> {
   const message = `Background tasks are unavailable: ${reason}`;

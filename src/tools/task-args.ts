@@ -14,8 +14,15 @@ type S = typeof tool.schema;
 const NOTIFY = ["always", "on_change", "on_failure", "never"] as const;
 const SESSION = ["fresh", "continue"] as const;
 
-/** Deps of every task_* tool. */
-export type AutomationToolDeps = { automations: AutomationService; onCrash: (message: string, error: unknown) => void };
+/** Deps of every task_* tool; `hasWorkers`: the workers option names some (then `worker` is shown). */
+export type AutomationToolDeps = { automations: AutomationService; onCrash: (message: string, error: unknown) => void; hasWorkers?: boolean };
+
+/** A shape without `worker` when no workers are configured: the argument is still accepted, but not shown. */
+export function withoutWorker<T extends Record<string, unknown>>(shape: T, hasWorkers: boolean | undefined): T {
+  if (hasWorkers) return shape;
+  const { worker: _worker, ...rest } = shape;
+  return rest as T;
+}
 
 /**
  * A trigger: one kind key plus that kind's fields. The shapes are shown once, in task_create's
@@ -52,6 +59,7 @@ export const fieldArgs = (s: S, forCreate: boolean) => ({
   steps: forCreate ? stepsArg(s).describe(STEPS_DESCRIPTION) : stepsArg(s),
   channels: forCreate ? s.array(s.string()).optional().describe("configured channel names") : s.array(s.string()).optional(),
   report: s.enum(["session", "channels"]).optional(),
+  worker: s.string().optional(),
 });
 
 /** Steps: shell commands run before the prompt, or instead of it. */
@@ -64,7 +72,7 @@ type FieldInput = {
   title?: string; prompt?: string; agent?: string; model?: string; notify?: AutomationFields["notify"];
   session?: AutomationFields["sessionMode"]; max_runs?: number; overlap?: AutomationFields["overlap"];
   catch_up?: AutomationFields["catchUp"]; enabled?: boolean; expect?: Expectation; steps?: StepInput[];
-  channels?: string[]; report?: "session" | "channels";
+  channels?: string[]; report?: "session" | "channels"; worker?: string;
 };
 
 /**
@@ -89,6 +97,7 @@ export function toFields(args: FieldInput, clearablePrompt = false): Partial<Aut
   if (args.channels !== undefined) fields.channels = args.channels;
   if (args.report !== undefined) fields.report = args.report;
   if (args.steps !== undefined) fields.steps = parseSteps(args.steps);
+  if (args.worker !== undefined) fields.worker = args.worker.trim() || "local";
   return fields;
 }
 

@@ -1,6 +1,7 @@
 import { TaskError, errorMessage } from "../core/errors.ts";
 import { defineTool } from "./tool-kit.ts";
-import { allowRunCommand, allowStepCommands, allowTriggerCommands, fieldArgs, toFields, triggerArg, TRIGGERS_DESCRIPTION, webhookLines, type AutomationToolDeps } from "./task-args.ts";
+import type { tool } from "@opencode-ai/plugin";
+import { allowRunCommand, allowStepCommands, allowTriggerCommands, fieldArgs, toFields, triggerArg, TRIGGERS_DESCRIPTION, webhookLines, withoutWorker, type AutomationToolDeps } from "./task-args.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
 import { triggerLine } from "../automations/automation-text.ts";
 import { checkRunnable, type Step } from "../automations/step-spec.ts";
@@ -9,11 +10,13 @@ const DESCRIPTION = `Create an automation: a background agent prompt and/or shel
 
 export const APPROVAL_PERMISSION = "background_automation";
 
-export function taskCreateTool({ automations, onCrash }: AutomationToolDeps) {
+export function taskCreateTool({ automations, onCrash, hasWorkers }: AutomationToolDeps) {
+  const args = (s: typeof tool.schema) => ({ title: s.string(), ...fieldArgs(s, true), triggers: s.array(triggerArg(s)).optional().describe(TRIGGERS_DESCRIPTION) });
   return defineTool({
     name: "task_create",
     description: DESCRIPTION,
-    args: (s) => ({ title: s.string(), ...fieldArgs(s, true), triggers: s.array(triggerArg(s)).optional().describe(TRIGGERS_DESCRIPTION) }),
+    args,
+    shown: (s) => withoutWorker(args(s), hasWorkers),
     onCrash,
     async run(args, call) {
       if (automations.proposals?.proposerOf(call.sessionID)?.by === "discovery") throw new TaskError("A discovery run only proposes: use task_propose; the user decides.");
@@ -27,6 +30,7 @@ export function taskCreateTool({ automations, onCrash }: AutomationToolDeps) {
       checkRunnable(fields);
       await automations.checkAgent(fields.agent);
       automations.checkChannels(fields);
+      automations.checkWorker(fields.worker);
       if (fields.enabled) await approve(call.ask, args.title, approvalText(fields), triggers.map((t) => describeTrigger(t.spec)));
       await allowRunCommand(fields, call, "nothing was stored");
       await allowStepCommands(fields.steps, call, "nothing was stored");

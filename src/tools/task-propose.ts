@@ -8,7 +8,7 @@ import type { CallContext } from "./tool-kit.ts";
 
 const DESCRIPTION = "Propose an automation the user approves later: task_create's fields plus reason (why it is worth it, 1-2 sentences). Stored disabled; nothing runs or asks now.";
 
-export function taskProposeTool({ automations, onCrash }: AutomationToolDeps) {
+export function taskProposeTool({ automations, onCrash, hasWorkers }: AutomationToolDeps) {
   return defineTool({
     name: "task_propose",
     description: DESCRIPTION,
@@ -22,7 +22,7 @@ export function taskProposeTool({ automations, onCrash }: AutomationToolDeps) {
       return {
         title: s.string(), reason: s.string(), prompt: s.string().optional(), triggers: s.array(any).optional(),
         steps: s.array(any).optional(), agent: any, model: any, notify: any, session: any, max_runs: any, overlap: any,
-        catch_up: any, expect: any, channels: any, report: any,
+        catch_up: any, expect: any, channels: any, report: any, ...(hasWorkers ? { worker: any } : {}),
       };
     },
     onCrash,
@@ -39,6 +39,7 @@ export function taskProposeTool({ automations, onCrash }: AutomationToolDeps) {
       checkRunnable(fields);
       await automations.checkAgent(fields.agent);
       automations.checkChannels(fields);
+      automations.checkWorker(fields.worker);
       const webhooks = await automations.prepareEventTriggers(triggers, args.triggers ?? []);
       const proposer = proposals.proposerOf(call.sessionID) ?? { creator: creatorOf(call), by: "conversation" as const };
       const a = proposals.propose({ id, fields, triggers, creator: proposer.creator, reason: args.reason.trim(), by: proposer.by, webhooks });

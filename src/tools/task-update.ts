@@ -8,7 +8,7 @@ import { approvalText, approve } from "./task-create.ts";
 import type { AutomationFields, AutomationService } from "../automations/automation-service.ts";
 import type { CallContext } from "./tool-kit.ts";
 
-export function taskUpdateTool({ automations, onCrash }: AutomationToolDeps) {
+export function taskUpdateTool({ automations, onCrash, hasWorkers }: AutomationToolDeps) {
   return defineTool({
     name: "task_update",
     description: "Change an automation (fields as task_create): enabled false pauses, true resumes or approves a proposal; expect {}, steps [], channels [], prompt \"\" remove; report_here: report here.",
@@ -19,6 +19,7 @@ export function taskUpdateTool({ automations, onCrash }: AutomationToolDeps) {
       return {
         id: s.string(), title: any, prompt: any, agent: any, model: any, notify: any, session: any, max_runs: any, overlap: any,
         catch_up: any, enabled: s.boolean().optional(), expect: any, steps: any, channels: any, report: any, report_here: any,
+        ...(hasWorkers ? { worker: any } : {}),
       };
     },
     onCrash,
@@ -29,6 +30,7 @@ export function taskUpdateTool({ automations, onCrash }: AutomationToolDeps) {
       if (fields.agent) await automations.checkAgent(fields.agent);
       const current = automations.require(args.id);
       automations.checkChannels(fields, current);
+      automations.checkWorker(fields.worker);
       const approving = fields.enabled === true && current.proposal !== undefined;
       // Created disabled (or proposed), it was never approved: enabling it is when the user is asked.
       if (fields.enabled && neverApproved(current)) {

@@ -3,7 +3,7 @@ import type { TaskSummary } from "../core/task-summary.ts";
 import { formatDuration } from "../core/format-duration.ts";
 
 export function marks(task: TaskSummary): string {
-  return (task.isForked ? " (forked)" : "") + (task.resumeCount > 0 ? " (resumed)" : "");
+  return (task.isForked ? " (forked)" : "") + (task.resumeCount > 0 ? " (resumed)" : "") + (task.worker ? ` (on worker ${task.worker})` : "");
 }
 
 export function elapsed(task: TaskSummary, now: number): string {
@@ -11,7 +11,7 @@ export function elapsed(task: TaskSummary, now: number): string {
 }
 
 export function progressLine(task: TaskSummary, now: number): string {
-  if (task.status === "queued") return "waiting for a free slot (maxConcurrentPerModel / maxConcurrentTotal)";
+  if (task.status === "queued") return task.worker ? `waiting for a free slot on worker ${task.worker} (its capacity)` : "waiting for a free slot (maxConcurrentPerModel / maxConcurrentTotal)";
   const { toolCalls, lastTools, lastActivityAt, retry, permission, note } = task.progress;
   const tools = lastTools.length > 0 ? `, last: ${lastTools.join(", ")}` : "";
   const parts = [`${toolCalls} tool call${toolCalls === 1 ? "" : "s"}${tools}; last activity ${formatDuration(now - lastActivityAt)} ago`];
@@ -30,7 +30,7 @@ export function listLine(task: TaskSummary, now: number): string {
 export function outputBlock(task: Task, now: number, extra: { evidence?: string } = {}): string {
   const lines = [
     `Task ${task.id}${marks(task)}: ${task.description}`,
-    `Status: ${task.status} (${elapsed(task, now)}, agent ${task.agent}, batch ${task.batchId})`,
+    `Status: ${task.status} (${elapsed(task, now)}, agent ${task.agent}, batch ${task.batchId}, runs ${task.worker ? `on worker ${task.worker}` : "here"})`,
     `Progress: ${progressLine(task, now)}`,
   ];
   if (task.status === "completed") lines.push("Result:", task.result ?? "");
