@@ -373,6 +373,18 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: `
       ALTER TABLE tasks ADD COLUMN worker TEXT; -- a worker's name from the workers option; NULL: the local OpenCode
       ALTER TABLE automations ADD COLUMN worker TEXT; -- where its runs' children go: a worker's name or auto; NULL: local
+      -- Each configured worker as its project's OpenCode last saw it (the dashboard shows it).
+      CREATE TABLE worker_health (
+        project_id TEXT    NOT NULL,
+        name       TEXT    NOT NULL,
+        host       TEXT    NOT NULL, -- the URL's host only: a URL may carry a user name
+        capacity   INTEGER NOT NULL,
+        state      TEXT    NOT NULL, -- unknown | healthy | unreachable | unauthorized | misconfigured
+        since      INTEGER NOT NULL,
+        error      TEXT,
+        checked_at INTEGER NOT NULL,
+        PRIMARY KEY (project_id, name)
+      );
     `,
   },
 ];
