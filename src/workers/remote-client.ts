@@ -193,8 +193,13 @@ function unreachable(options: RemoteClientOptions, error: unknown, timedOutAfter
   return new WorkerUnreachableError(`${label(options)} is unreachable: ${reason}`);
 }
 
-/** fetch's own message is "fetch failed"; the cause says why (ECONNREFUSED, ENOTFOUND, a TLS error). */
+/**
+ * Node's fetch says "fetch failed" and puts why in `cause` ("connect ECONNREFUSED 10.0.0.5:4096",
+ * "other side closed"); Bun's says it in the error itself, with a `code` ("ConnectionRefused").
+ */
 function networkReason(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
-  return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+  const { cause, code, message } = (error ?? {}) as { cause?: { code?: string; message?: string }; code?: string; message?: string };
+  if (cause?.message || cause?.code) return cause.message || cause.code!;
+  if (message && code) return `${message} (${code})`;
+  return message || String(error);
 }

@@ -32,9 +32,13 @@ export type WorkerConnectionOptions = {
   maxBackoffMs?: number;
   /** A stream silent this long is dead (the server sends a heartbeat every 10 s). Default 30 s. */
   stallMs?: number;
+  /** A subscription whose first event (`server.connected`) takes longer is dropped. Default 5 s. */
+  connectTimeoutMs?: number;
   /** A problem known before any request (readWorkerPassword's error): the worker stays unauthorized. */
   startError?: string;
 };
+
+const TIMED_OUT = new Error("timed out");
 
 export class WorkerConnection {
   private current: WorkerHealth;
@@ -47,6 +51,9 @@ export class WorkerConnection {
   private stream?: AbortController;
   private backoff?: { timer: unknown; wake: () => void };
   private wakeEarly = false;
+  private checkoutSeen = false;
+  /** The current subscription has delivered its first event. */
+  private streamOpen = false;
 
   constructor(
     private readonly worker: Pick<WorkerConfig, "name" | "url" | "directory">,
@@ -93,24 +100,32 @@ export class WorkerConnection {
 
   private async probe(): Promise<WorkerHealth> {
     const timeoutMs = this.options.checkTimeoutMs ?? 3_000;
-    const controller = new AbortController();
-    const timer = this.clock.setTimeout(() => controller.abort(), timeoutMs);
     try {
-      await this.link.ping(controller.signal);
-      // Once per recovery: OpenCode opens any directory it is given, even one that does not exist.
-      if (this.current.state !== "healthy" && !(await this.link.checkoutExists(controller.signal))) {
-        this.setHealth("misconfigured", `worker "${this.worker.name}" cannot list ${this.worker.directory}: set "directory" to the project's checkout on that server`);
-      } else {
-        this.setHealth("healthy");
-      }
+      await this.timed(timeoutMs, (signal) => this.link.ping(signal));
+      // OpenCode opens any directory it is given, even one that does not exist. Listing it the
+      // first time takes a second or two, so it is checked until seen once, not on every recovery.
+      this.checkoutSeen ||= await this.timed(timeoutMs, (signal) => this.link.checkoutExists(signal));
+      if (this.checkoutSeen) this.setHealth("healthy");
+      else this.setHealth("misconfigured", `worker "${this.worker.name}" cannot list ${this.worker.directory}: set "directory" to the project's checkout on that server`);
     } catch (error) {
       if (error instanceof WorkerUnauthorizedError) this.setHealth("unauthorized", error.message);
-      else if (controller.signal.aborted) this.setHealth("unreachable", `worker "${this.worker.name}" (${this.worker.url}) did not answer within ${timeoutMs / 1000} s`);
+      else if (error === TIMED_OUT) this.setHealth("unreachable", `worker "${this.worker.name}" (${this.worker.url}) did not answer within ${timeoutMs / 1000} s`);
       else this.setHealth("unreachable", error instanceof Error ? error.message : String(error));
+    }
+    return this.health;
+  }
+
+  /** One call with its own deadline on the injected clock; rejects with TIMED_OUT past it. */
+  private async timed<T>(ms: number, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const controller = new AbortController();
+    const timer = this.clock.setTimeout(() => controller.abort(TIMED_OUT), ms);
+    try {
+      return await call(controller.signal);
+    } catch (error) {
+      throw controller.signal.aborted ? TIMED_OUT : error;
     } finally {
       this.clock.clearTimeout(timer);
     }
-    return this.health;
   }
 
   private setHealth(state: WorkerHealthState, error?: string): void {
@@ -119,8 +134,9 @@ export class WorkerConnection {
       if (error) this.current.error = error;
       return;
     }
+    const recovered = state === "healthy" && this.current.state !== "unknown";
     this.current = { state, since: this.clock.now(), ...(error ? { error } : {}) };
-    if (state === "healthy") this.wakeStream();
+    if (recovered) this.wakeStream();
     this.safely("onHealth", () => this.options.onHealth?.(this.health));
   }
 
@@ -142,12 +158,14 @@ export class WorkerConnection {
     const controller = new AbortController();
     this.stream = controller;
     let delivered = false;
+    this.streamOpen = false;
     try {
-      this.armStall(controller);
+      // A request sent while a server starts can hang without an answer: give up on it soon.
+      this.armStall(controller, this.options.connectTimeoutMs ?? 5_000);
       for await (const raw of this.link.events(controller.signal)) {
-        this.armStall(controller);
+        this.armStall(controller, this.options.stallMs ?? 30_000);
         if (!delivered && this.current.state !== "healthy") void this.check();
-        delivered = true;
+        delivered = this.streamOpen = true;
         this.safely("onEvent", () => this.options.onEvent?.(raw));
       }
     } catch (error) {
@@ -160,9 +178,9 @@ export class WorkerConnection {
     return delivered;
   }
 
-  private armStall(controller: AbortController): void {
+  private armStall(controller: AbortController, ms: number): void {
     this.clock.clearTimeout(this.stallTimer);
-    this.stallTimer = this.clock.setTimeout(() => controller.abort(), this.options.stallMs ?? 30_000);
+    this.stallTimer = this.clock.setTimeout(() => controller.abort(), ms);
   }
 
   /** Waits before a reconnect; a worker found healthy again (or stop) ends the wait early. */
@@ -181,9 +199,12 @@ export class WorkerConnection {
     });
   }
 
+  /** The worker is back: reconnect now, also when a subscription sent while it was starting hangs. */
   private wakeStream(): void {
-    if (this.backoff) this.backoff.wake();
-    else if (!this.stream) this.wakeEarly = true;
+    if (this.backoff) return this.backoff.wake();
+    if (this.stream && this.streamOpen) return;
+    this.wakeEarly = true;
+    this.stream?.abort();
   }
 
   private safely(what: string, fn: () => void): void {

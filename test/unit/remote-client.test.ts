@@ -101,7 +101,7 @@ describe("the remote client against a fake worker", () => {
     const client = createRemoteClient(opts({ url: `http://127.0.0.1:${port}` }));
     const error = await client.session.status().catch((e: Error) => e);
     assert.ok(error instanceof WorkerUnreachableError);
-    assert.equal(error.message, `worker "box" (http://127.0.0.1:${port}) is unreachable: ECONNREFUSED`);
+    assert.equal(error.message, `worker "box" (http://127.0.0.1:${port}) is unreachable: connect ECONNREFUSED 127.0.0.1:${port}`);
     assert.doesNotMatch(error.message + String(error.stack), new RegExp(PASSWORD));
   });
 

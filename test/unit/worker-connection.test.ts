@@ -107,7 +107,8 @@ describe("worker health", () => {
     link.streams[0].push({ type: "session.idle", properties: { sessionID: "ses_1" } });
     await clock.advance(0);
     assert.deepEqual(events, [{ type: "server.connected" }, { type: "session.idle", properties: { sessionID: "ses_1" } }]);
-    assert.equal(link.checkouts, 1, "the checkout is looked at once per recovery");
+    assert.equal(link.checkouts, 1, "the checkout is looked at until seen once");
+    assert.deepEqual([link.streams.length, link.streams[0].aborted], [1, false], "the first check does not restart the first subscription");
     connection.stop();
   });
 
@@ -126,7 +127,7 @@ describe("worker health", () => {
     await clock.advance(5_000);
     assert.deepEqual(states(healths), ["healthy", "unreachable", "healthy"]);
     assert.equal(healths[2].since, start + 20_000);
-    assert.equal(link.checkouts, 2);
+    assert.equal(link.checkouts, 1, "a recovery does not list the checkout again");
     connection.stop();
   });
 
@@ -138,6 +139,16 @@ describe("worker health", () => {
     assert.equal(connection.health.state, "unknown");
     await clock.advance(1);
     assert.deepEqual(await health, { state: "unreachable", since: clock.now(), error: `worker "box" (http://10.0.0.5:4096) did not answer within 3 s` });
+  });
+
+  it("the status call and the checkout listing each get their own 3 s", async () => {
+    const { clock, link, connection } = setup();
+    const slow = (ms: number) => new Promise<void>((resolve) => clock.setTimeout(resolve, ms));
+    link.ping = () => slow(2_000);
+    link.checkoutExists = async () => (await slow(2_000), true);
+    const health = connection.check();
+    await clock.advance(4_000);
+    assert.equal((await health).state, "healthy");
   });
 
   it("concurrent checks share one call", async () => {
@@ -164,8 +175,10 @@ describe("worker health", () => {
     const health = await connection.check();
     assert.equal(health.state, "misconfigured");
     assert.equal(health.error, `worker "box" cannot list /srv/repo: set "directory" to the project's checkout on that server`);
+    assert.equal((await connection.check()).state, "misconfigured");
     link.checkout = true;
     assert.equal((await connection.check()).state, "healthy");
+    assert.equal(link.checkouts, 3);
   });
 
   it("a start error (unset password variable): unauthorized at once, no call, no timer", async () => {
@@ -221,6 +234,25 @@ describe("the worker's event stream", () => {
     connection.stop();
   });
 
+  it("recovery also drops a subscription that hangs (sent while the worker was starting) and reconnects at once", async () => {
+    const { clock, link, connection, start } = setup();
+    link.answer = "refused";
+    link.onConnect = (s) => s.fail(REFUSED());
+    connection.start();
+    await clock.advance(0);
+    await clock.advance(3_000); // attempts at 0, 1 s, 3 s; the next at 7 s
+    link.onConnect = () => undefined; // this one hangs
+    await clock.advance(4_000);
+    const hung = link.streams.at(-1)!;
+    assert.equal(hung.aborted, false);
+    link.answer = "ok";
+    link.onConnect = (s) => s.push({ type: "server.connected" });
+    await clock.advance(3_000); // the health check at 10 s finds it healthy
+    assert.equal(hung.aborted, true);
+    assert.deepEqual(link.connectedAt.slice(-2).map((t) => t - start), [7_000, 10_000]);
+    connection.stop();
+  });
+
   it("a stream silent for 30 s (no heartbeat) is dropped and reopened", async () => {
     const { clock, link, connection } = setup();
     connection.start();
@@ -234,6 +266,23 @@ describe("the worker's event stream", () => {
     assert.equal(link.streams[0].aborted, true);
     await clock.advance(1_000);
     assert.equal(link.streams.length, 2);
+    connection.stop();
+  });
+
+  it("a subscription that does not open within 5 s (a server still starting) is dropped and retried", async () => {
+    const { clock, link, connection } = setup();
+    link.onConnect = () => undefined; // no server.connected
+    connection.start();
+    await clock.advance(0);
+    await clock.advance(4_999);
+    assert.equal(link.streams[0].aborted, false);
+    await clock.advance(1);
+    assert.equal(link.streams[0].aborted, true);
+    link.onConnect = (s) => s.push({ type: "server.connected" });
+    await clock.advance(1_000);
+    assert.equal(link.streams.length, 2);
+    await clock.advance(29_000);
+    assert.equal(link.streams[1].aborted, false, "an open stream has 30 s between events");
     connection.stop();
   });
 
