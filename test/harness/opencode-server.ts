@@ -45,6 +45,8 @@ export interface StartOptions {
   /** Reuse a home and project (e.g. of a killed server) instead of creating new ones. */
   homeDir?: string;
   projectDir?: string;
+  /** Listen on this port (e.g. to restart a killed server where its clients expect it); a free one by default. */
+  port?: number;
   /** Leave the temp dirs on stop (for post-mortems). */
   keepDirs?: boolean;
   logLevel?: "DEBUG" | "INFO" | "WARN" | "ERROR";
@@ -72,7 +74,7 @@ export interface OpencodeServer {
 
 export async function startOpencode(options: StartOptions): Promise<OpencodeServer> {
   const { homeDir, projectDir } = await prepareDirs(options);
-  const child = spawnServer(options, homeDir, projectDir, await freePort());
+  const child = spawnServer(options, homeDir, projectDir, options.port ?? (await freePort()));
   const output = collectOutput(child);
   const started = Date.now();
   const removeDirs = () => removeOwnedRoot(homeDir);
