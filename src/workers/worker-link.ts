@@ -1,7 +1,7 @@
 import type { Host } from "../host/host.ts";
+import type { WorkerHealth } from "./worker-connection.ts";
 
-/** A worker's health as last seen: its children are held while it is unreachable. */
-export type WorkerHealth = { state: "unknown" | "healthy" | "unreachable" | "unauthorized"; since: number; error?: string };
+export type { WorkerHealth };
 
 /** What the routing and placement need of one worker: its name, capacity, host and health. */
 export type WorkerLink = {
