@@ -10,12 +10,14 @@ Usage:
   opencode-background-tasks webhooks [--project <id>] [--show-secret] [--json]
   opencode-background-tasks proposals [--project <id>] [--json]
   opencode-background-tasks proposals approve|reject <proposal id or unique prefix> [--json]
+  opencode-background-tasks workers [--project <id>] [--json]
   opencode-background-tasks --help
 
 Commands:
-  list     Tasks of every project, oldest first. Tasks hidden with background_clear are left
-           out unless --all is given.
-  show     One task with all its fields and its timeline from the event log.
+  list     Tasks of every project, oldest first, with where each runs (local, or the worker's
+           name). Tasks hidden with background_clear are left out unless --all is given.
+  show     One task with all its fields (where it runs, and that worker's health) and its
+           timeline from the event log.
   export   Everything in the database (tasks, events, notifications) as JSON.
   dashboard  A live web page of tasks and automations, with cancel, pause, resume, run now,
            delete, and approve or reject for proposals. Prints its URL (with a one-time token);
@@ -33,12 +35,15 @@ Commands:
            command inbox (as the dashboard's buttons do) for the OpenCode of that project to
            apply; the CLI waits up to 5 s for the outcome, else says it is queued until OpenCode
            next runs in that project.
+  workers  Other OpenCode servers that run children (plugin option "workers"), as each
+           project's OpenCode last saw them: host, health and since when, why it is not
+           healthy, tasks running against its capacity, tasks queued for it.
 
 Options:
   --db <path>         The database file. Default: $XDG_DATA_HOME/opencode-background-tasks/tasks.db
                       (~/.local/share/... when XDG_DATA_HOME is unset). Use the plugin's dbPath
                       option here if you set one.
-  --project <id>      Only tasks of this project.
+  --project <id>      Only tasks (automations, workers...) of this project.
   --status <status>   Only tasks in these statuses: queued, running, resumed, completed, error, cancelled.
                       Repeat the option or separate with commas.
   --parent <session>  Only tasks launched from this parent session.

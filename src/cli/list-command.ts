@@ -8,6 +8,7 @@ const COLUMNS: Column<ProjectTask>[] = [
   { header: "ID", value: (t) => t.id },
   { header: "STATUS", value: (t) => (t.clearedAt === undefined ? t.status : `${t.status} (cleared)`) },
   { header: "AGENT", value: (t) => t.agent, maxWidth: 16 },
+  { header: "WHERE", value: (t) => t.worker ?? "local", maxWidth: 16 },
   { header: "PROJECT", value: (t) => t.projectId, maxWidth: 16 },
   { header: "CREATED", value: (t) => formatTime(t.createdAt) },
   { header: "DESCRIPTION", value: (t) => t.description, maxWidth: 60 },

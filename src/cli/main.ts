@@ -4,6 +4,7 @@ import { processIo, type CliIo } from "./cli-io.ts";
 import { dashboardCommand } from "./dashboard-command.ts";
 import { automationsCommand, runsCommand } from "./automations-command.ts";
 import { webhooksCommand } from "./webhooks-command.ts";
+import { workersCommand } from "./workers-command.ts";
 import { exportCommand } from "./export-command.ts";
 import { HELP_TEXT } from "./help-text.ts";
 import { listCommand } from "./list-command.ts";
@@ -34,6 +35,7 @@ export function main(argv: string[], io: CliIo = processIo): number | Promise<nu
       if (args.command === "automations") automationsCommand(reader, args, io);
       if (args.command === "runs") runsCommand(reader, args, io);
       if (args.command === "webhooks") webhooksCommand(reader, args, io);
+      if (args.command === "workers") workersCommand(reader, args, io);
       if (args.command === "proposals") waiting = proposalsCommand(reader, dbPath, args, io);
     } finally {
       reader.close();

@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import type { TaskStatus } from "../core/task.ts";
 import { usageError } from "./cli-error.ts";
 
-export type CliCommand = "list" | "show" | "export" | "dashboard" | "automations" | "runs" | "webhooks" | "proposals" | "help";
+export type CliCommand = "list" | "show" | "export" | "dashboard" | "automations" | "runs" | "webhooks" | "proposals" | "workers" | "help";
 
 export type CliArgs = {
   command: CliCommand;
@@ -45,6 +45,7 @@ const ALLOWED_OPTIONS: Record<Exclude<CliCommand, "help">, string[]> = {
   runs: ["db", "project", "json"],
   webhooks: ["db", "project", "json", "show-secret"],
   proposals: ["db", "project", "json"],
+  workers: ["db", "project", "json"],
 };
 
 const STATUSES: Record<TaskStatus, true> = { queued: true, running: true, resumed: true, completed: true, error: true, cancelled: true };
@@ -54,7 +55,7 @@ export function parseCliArgs(argv: string[]): CliArgs {
   const [command, ...operands] = positionals;
   if (values.help || command === "help") return { command: "help", operands: [], all: false, json: false };
   if (command === undefined) throw usageError("No command given.");
-  if (!isCommand(command)) throw usageError(`Unknown command '${command}'. Commands: list, show, export, dashboard, automations, runs, webhooks, proposals.`);
+  if (!isCommand(command)) throw usageError(`Unknown command '${command}'. Commands: list, show, export, dashboard, automations, runs, webhooks, proposals, workers.`);
   for (const name of Object.keys(values)) {
     if (!ALLOWED_OPTIONS[command].includes(name)) throw usageError(`--${name} does not apply to ${command}.`);
   }

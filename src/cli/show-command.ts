@@ -6,6 +6,7 @@ import type { CliIo } from "./cli-io.ts";
 import type { CliArgs } from "./parse-cli-args.ts";
 import { formatElapsed, formatTime } from "./format-time.ts";
 import { evidenceDetails } from "../evidence/evidence-summary.ts";
+import { workerText } from "./workers-command.ts";
 
 export function showCommand(reader: TaskReader, args: CliArgs, io: CliIo): void {
   const task = findOne(reader, args.operands[0]!);
@@ -13,7 +14,8 @@ export function showCommand(reader: TaskReader, args: CliArgs, io: CliIo): void 
   const evidence = reader.evidence(task);
   if (args.json) return io.stdout(JSON.stringify({ ...task, events, evidence }, null, 2) + "\n");
   const evidenceText = evidence.map(evidenceDetails).join("\n") + "\n";
-  io.stdout([details(task), text("Prompt", task.prompt), outcome(task), evidenceText, timeline(task, events)].join("\n"));
+  const where = task.worker === undefined ? "local" : workerText(task.worker, reader.workers(task.projectId).find((w) => w.name === task.worker));
+  io.stdout([details(task, where), text("Prompt", task.prompt), outcome(task), evidenceText, timeline(task, events)].join("\n"));
 }
 
 function findOne(reader: TaskReader, prefix: string): ProjectTask {
@@ -27,10 +29,11 @@ function findOne(reader: TaskReader, prefix: string): ProjectTask {
   throw new CliError([`'${prefix}' matches ${matches.length} tasks; give more of the id:`, ...shown, ...more].join("\n"), 1);
 }
 
-function details(task: ProjectTask): string {
+function details(task: ProjectTask, where: string): string {
   const fields: [string, string][] = [
     ["Project", task.projectId],
     ["Status", task.clearedAt === undefined ? task.status : `${task.status} (cleared)`],
+    ["Runs on", where],
     ["Description", task.description],
     ["Agent", `${task.agent} (${model(task.model)})`],
     ["Parent", `${task.parentSessionID} (${task.parentAgent}${task.parentModel ? `, ${model(task.parentModel)}` : ""})`],

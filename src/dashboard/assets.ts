@@ -100,9 +100,9 @@ th { font-weight: 500; color: var(--muted); }
 .status { font-weight: 600; }
 .s-running, .s-resumed, .s-starting, .s-claimed { color: #2a6fdb; }
 .s-queued, .s-waiting, .s-pending, .s-proposed { color: #b88a00; }
-.s-completed, .s-done, .s-enabled, .s-passed { color: #2a2; }
-.s-error, .s-failed, .s-timed_out { color: #d33; }
-.s-cancelled, .s-skipped, .s-missed, .s-paused, .s-not_run { color: var(--muted); }
+.s-completed, .s-done, .s-enabled, .s-passed, .s-healthy { color: #2a2; }
+.s-error, .s-failed, .s-timed_out, .s-unreachable, .s-unauthorized, .s-misconfigured { color: #d33; }
+.s-cancelled, .s-skipped, .s-missed, .s-paused, .s-not_run, .s-unknown { color: var(--muted); }
 ul.steps { list-style: none; padding: 0; margin: .3em 0 0; font-size: 12px; }
 ul.steps pre { margin: .2em 0 .4em; max-height: 12em; overflow: auto; white-space: pre-wrap; word-break: break-word; background: #8881; padding: .3em; }
 pre.text { white-space: pre-wrap; word-break: break-word; background: #8881; padding: .6em; border-radius: 4px; max-height: 30em; overflow: auto; }

@@ -5,9 +5,10 @@ import { stepLine } from "../automations/step-text.ts";
 import { describeTrigger, nextOccurrence } from "../automations/trigger-spec.ts";
 import type { InboxCommand } from "../inbox/inbox-command.ts";
 import { commandButton, commandList } from "./controls.ts";
-import type { ProjectAutomation, ProjectRef, RunFilter, TaskReader } from "../store/task-reader.ts";
+import type { ProjectAutomation, ProjectRef, RunFilter, RunWithTask, TaskReader } from "../store/task-reader.ts";
 import { durationChart } from "./duration-chart.ts";
 import { automationState } from "./home-page.ts";
+import { runWhere } from "./worker-view.ts";
 import { proposalFields } from "./proposal-view.ts";
 import { html, type SafeHtml } from "./html.ts";
 import { duration, layout, preview, projectName, status, taskHref, time } from "./page-layout.ts";
@@ -17,7 +18,7 @@ const RUN_STATUSES = ["completed", "error", "cancelled", "running", "starting", 
 
 export type AutomationData = {
   automation: ProjectAutomation;
-  runs: Run[];
+  runs: RunWithTask[];
   chartRuns: Run[];
   filter: { status: string; trigger: string; from: string; to: string };
   commands: InboxCommand[];
@@ -47,6 +48,7 @@ ${commandList(data.commands, now)}</div>
 <dt>Automation</dt><dd class="id">${a.id}</dd>
 <dt>Project</dt><dd>${projectName(frame.projects, a.projectId)}</dd>
 <dt>Agent</dt><dd>${a.agent}${a.model ? ` (${a.model.providerID}/${a.model.modelID})` : ""}</dd>
+${a.worker ? html`<dt>Worker</dt><dd id="automation-worker">${workerChoice(a.worker)}</dd>` : ""}
 <dt>Notify</dt><dd>${a.notify}, reporting to <span class="id">${a.reportTo}</span>${a.reportToGoneAt !== undefined ? html` <strong class="s-error">(that session was deleted)</strong>` : ""}</dd>
 <dt>Session</dt><dd>${a.sessionMode}${a.continueTaskId ? html` (<a href="${taskHref(a.projectId, a.continueTaskId)}">${a.continueTaskId}</a>)` : ""}</dd>
 <dt>Overlap / catch-up</dt><dd>${a.overlap} / ${a.catchUp}</dd>
@@ -109,10 +111,15 @@ function filterForm(data: AutomationData, triggers: Trigger[]): SafeHtml {
 <button type="submit">Filter</button></form>`;
 }
 
-function runTable(runs: Run[], projectId: string, now: number, back: string): SafeHtml {
+/** Where its runs' children go: a named worker, or auto. */
+function workerChoice(worker: string): string {
+  return worker === "auto" ? "auto: this OpenCode until its slots are full, then the healthy worker with the most free capacity" : `worker ${worker}`;
+}
+
+function runTable(runs: RunWithTask[], projectId: string, now: number, back: string): SafeHtml {
   if (runs.length === 0) return html`<p class="none">No runs match.</p>`;
   return html`<table class="runs"><thead><tr><th>run</th><th>fired by</th><th>status</th><th>started</th><th>took</th><th>summary</th></tr></thead><tbody>
-${runs.map((r) => html`<tr data-run="${r.id}"><td>${r.taskId ? html`<a href="${taskHref(projectId, r.taskId)}">#${r.runNo ?? "-"}</a>` : `#${r.runNo ?? "-"}`}</td>
+${runs.map((r) => html`<tr data-run="${r.id}"><td>${r.taskId ? html`<a href="${taskHref(projectId, r.taskId)}">#${r.runNo ?? "-"}</a>` : `#${r.runNo ?? "-"}`}${runWhere(r)}</td>
 <td>${r.firedBy}${r.eventSummary ? html`: ${r.eventSummary}${r.eventFolded ? ` (+${r.eventFolded} folded)` : ""}` : ""}</td><td>${status(r.status)}${inSteps(r) ? html` ${commandButton("cancel_task", projectId, runBatchId(r.automationId, r.runNo!), back)}` : ""}</td><td>${time(r.startedAt ?? r.plannedAt ?? r.createdAt)}</td>
 <td>${r.startedAt !== undefined ? duration(r.startedAt, r.endedAt ?? now) : "-"}</td>
 <td>${preview(r.summary ?? (r.missedCount ? `${r.missedCount} occurrence(s) missed` : r.skipReason), 160)}${r.steps?.length ? stepResults(r.steps) : ""}</td></tr>`)}</tbody></table>`;

@@ -18,7 +18,8 @@ export function routePage(reader: TaskReader, url: URL, now: number): PageResult
   if (url.pathname === "/task") {
     const task = project && reader.task(project, url.searchParams.get("id") ?? "");
     if (!task) return notFound(frame, "No such task in this database (it may have been removed by retention).");
-    const data = { task, events: reader.events(task.projectId, task.id, TIMELINE_LIMIT), evidence: reader.evidence(task), commands: reader.commands(task.projectId, 20) };
+    const worker = task.worker === undefined ? undefined : reader.workers(task.projectId).find((w) => w.name === task.worker);
+    const data = { task, events: reader.events(task.projectId, task.id, TIMELINE_LIMIT), evidence: reader.evidence(task), commands: reader.commands(task.projectId, 20), worker };
     return ok(taskPage(data, frame, now).value);
   }
   if (url.pathname === "/automation") {

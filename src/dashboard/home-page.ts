@@ -1,12 +1,13 @@
 import { DAY_MS } from "../core/clock.ts";
 import type { InboxCommand } from "../inbox/inbox-command.ts";
 import { commandButton, commandList } from "./controls.ts";
-import type { ProjectAutomation, ProjectRef, ProjectRun, ProjectTask, TaskReader } from "../store/task-reader.ts";
+import type { ProjectAutomation, ProjectRef, ProjectRun, ProjectTask, ProjectWorker, TaskReader } from "../store/task-reader.ts";
 import { html, type SafeHtml } from "./html.ts";
 import { automationHref, duration, elapsed, layout, preview, status, taskHref, time } from "./page-layout.ts";
 import { proposalList, proposalsOf } from "./proposal-view.ts";
+import { indexWorkers, runWhere, whereCell, workerAttention, workerOf, workersSection, type WorkerIndex } from "./worker-view.ts";
 
-export type AttentionItem = { kind: string; text: string; href: string; at?: number };
+export type AttentionItem = { kind: string; text: string | SafeHtml; href: string; at?: number };
 
 export type HomeData = {
   active: ProjectTask[];
@@ -18,10 +19,13 @@ export type HomeData = {
   runs: ProjectRun[];
   commands: InboxCommand[];
   permissions: Map<string, { title: string; at: number }>;
+  /** Other OpenCode servers running children (option workers); empty when the project has none. */
+  workers: ProjectWorker[];
 };
 
 export function readHome(reader: TaskReader, project: string | undefined, now: number): HomeData {
   const automations = reader.automations(project);
+  const workers = reader.workers(project);
   const active = reader.activeTasks(project);
   const permissions = reader.permissionWaits(active);
   const waiting = active.filter((t) => permissions.has(t.id)).map((t) => ({
@@ -32,11 +36,12 @@ export function readHome(reader: TaskReader, project: string | undefined, now: n
     active,
     permissions,
     recent: reader.recentTasks(project),
-    attention: [...waiting, ...attention(reader, automations, project, now - DAY_MS)],
+    attention: [...workerAttention(workers), ...waiting, ...attention(reader, automations, project, now - DAY_MS)],
     proposals: proposalsOf(automations),
     automations,
     runs: reader.recentRuns(project),
     commands: reader.commands(project, 10),
+    workers,
   };
 }
 
@@ -64,21 +69,24 @@ function attention(reader: TaskReader, automations: ProjectAutomation[], project
 export function homePage(data: HomeData, frame: { projects: ProjectRef[]; project?: string; path: string }, now: number): SafeHtml {
   const back = frame.path;
   const attention = data.attention.length + data.proposals.length;
+  const workers = indexWorkers(data.workers);
   const body = html`
-<section id="active"><h2>Running and queued (${data.active.length})</h2>${data.active.length ? taskTable(data.active, now, back, data.permissions) : html`<p class="none">Nothing running.</p>`}</section>
+<section id="active"><h2>Running and queued (${data.active.length})</h2>${data.active.length ? taskTable(data.active, now, back, workers, data.permissions) : html`<p class="none">Nothing running.</p>`}</section>
 <section id="attention"><h2>Needs attention (${attention})</h2>${proposalList(data.proposals, now, back)}${data.attention.length || !data.proposals.length ? attentionList(data.attention) : ""}</section>
+${workersSection(data.workers, frame.projects)}
 ${commandList(data.commands, now)}
 <section id="automations"><h2>Automations (${data.automations.length})</h2>${automationTable(data.automations)}</section>
 <section id="runs"><h2>Recent automation runs</h2>${runTable(data.runs)}</section>
-<section id="recent"><h2>Recent tasks</h2>${data.recent.length ? taskTable(data.recent, now, back) : html`<p class="none">No finished tasks.</p>`}</section>`;
+<section id="recent"><h2>Recent tasks</h2>${data.recent.length ? taskTable(data.recent, now, back, workers) : html`<p class="none">No finished tasks.</p>`}</section>`;
   return layout({ ...frame, title: "Home", attention, proposals: data.proposals.length }, body);
 }
 
 /** Running tasks (with `permissions`: progress and Cancel) or settled ones (result and time taken). */
-function taskTable(tasks: ProjectTask[], now: number, back: string, permissions?: HomeData["permissions"]): SafeHtml {
+function taskTable(tasks: ProjectTask[], now: number, back: string, workers: WorkerIndex, permissions?: HomeData["permissions"]): SafeHtml {
   const live = permissions !== undefined;
-  return html`<table class="tasks"><thead><tr><th>task</th><th>status</th><th>${live ? "progress" : "result"}</th><th>${live ? "running for" : "took"}</th>${live ? html`<th></th>` : ""}</tr></thead><tbody>
+  return html`<table class="tasks"><thead><tr><th>task</th><th>runs on</th><th>status</th><th>${live ? "progress" : "result"}</th><th>${live ? "running for" : "took"}</th>${live ? html`<th></th>` : ""}</tr></thead><tbody>
 ${tasks.map((t) => html`<tr data-task="${t.id}"><td><a href="${taskHref(t.projectId, t.id)}">${t.description}</a><div class="id">${t.id}</div></td>
+<td>${whereCell(t, workerOf(workers, t))}</td>
 <td class="task-status">${status(t.status)}</td>
 <td>${live ? progress(t, now, permissions.get(t.id)?.title) : preview(t.error ?? t.result)}</td>
 <td>${live ? elapsed(t.startedAt ?? t.createdAt, now) : duration(t.startedAt ?? t.createdAt, t.settledAt)}</td>
@@ -94,7 +102,7 @@ function progress(t: ProjectTask, now: number, permission: string | undefined): 
 
 function attentionList(items: AttentionItem[]): SafeHtml {
   if (items.length === 0) return html`<p class="none">Nothing needs attention.</p>`;
-  return html`<ul class="attention">${items.map((i) => html`<li><span class="tag">${i.kind}</span> <a href="${i.href}">${i.text}</a> ${time(i.at)}</li>`)}</ul>`;
+  return html`<ul class="attention">${items.map((i) => html`<li><span class="tag">${i.kind}</span> <a href="${i.href}">${i.text}</a>${i.at !== undefined ? html` ${time(i.at)}` : ""}</li>`)}</ul>`;
 }
 
 function automationTable(automations: ProjectAutomation[]): SafeHtml {
@@ -119,6 +127,6 @@ export function nextRun(a: ProjectAutomation): number | undefined {
 function runTable(runs: ProjectRun[]): SafeHtml {
   if (runs.length === 0) return html`<p class="none">No runs yet.</p>`;
   return html`<table><thead><tr><th>automation</th><th>run</th><th>status</th><th>when</th><th>summary</th></tr></thead><tbody>
-${runs.map((r) => html`<tr><td><a href="${automationHref(r.projectId, r.automationId)}">${r.title ?? r.automationId}</a></td><td>${r.runNo ?? "-"} (${r.firedBy})</td>
+${runs.map((r) => html`<tr><td><a href="${automationHref(r.projectId, r.automationId)}">${r.title ?? r.automationId}</a></td><td>${r.runNo ?? "-"} (${r.firedBy})${runWhere(r)}</td>
 <td>${status(r.status)}</td><td>${time(r.startedAt ?? r.createdAt)}</td><td>${preview(r.summary ?? r.skipReason)}</td></tr>`)}</tbody></table>`;
 }

@@ -3,13 +3,19 @@ import { UNSETTLED_STATUSES } from "../core/task.ts";
 import type { TaskEvent } from "../core/task-store.ts";
 import { evidenceDetails } from "../evidence/evidence-summary.ts";
 import type { RunEvidence } from "../evidence/evidence-types.ts";
-import type { ProjectRef, ProjectTask } from "../store/task-reader.ts";
+import { whereText } from "../core/placement.ts";
+import { workerUnhealthy, type ProjectRef, type ProjectTask, type ProjectWorker } from "../store/task-reader.ts";
 import type { InboxCommand } from "../inbox/inbox-command.ts";
 import { commandButton, commandList } from "./controls.ts";
 import { html, type SafeHtml } from "./html.ts";
 import { automationHref, duration, elapsed, layout, projectName, status, time } from "./page-layout.ts";
+import { healthLine } from "./worker-view.ts";
 
-export type TaskData = { task: ProjectTask; events: TaskEvent[]; evidence: RunEvidence[]; commands: InboxCommand[] };
+export type TaskData = {
+  task: ProjectTask; events: TaskEvent[]; evidence: RunEvidence[]; commands: InboxCommand[];
+  /** The worker it runs on as last seen; absent when local, or when its project's OpenCode recorded none by that name. */
+  worker?: ProjectWorker;
+};
 
 export function taskPage(data: TaskData, frame: { projects: ProjectRef[]; project?: string; path: string }, now: number): SafeHtml {
   const t = data.task;
@@ -20,6 +26,7 @@ export function taskPage(data: TaskData, frame: { projects: ProjectRef[]; projec
 <dl class="fields">
 <dt>Task</dt><dd class="id">${t.id}</dd>
 <dt>Status</dt><dd id="task-status">${status(t.status)} ${UNSETTLED_STATUSES.includes(t.status) ? commandButton("cancel_task", t.projectId, t.id, frame.path) : ""}</dd>
+<dt>Runs on</dt><dd id="task-where">${where(t, data.worker)}</dd>
 <dt>Project</dt><dd>${projectName(frame.projects, t.projectId)}</dd>
 <dt>Agent</dt><dd>${t.agent} (${t.model.providerID}/${t.model.modelID})</dd>
 <dt>Parent session</dt><dd class="id">${t.parentSessionID}</dd>
@@ -28,7 +35,7 @@ export function taskPage(data: TaskData, frame: { projects: ProjectRef[]; projec
 <dt>Started</dt><dd>${time(t.startedAt)}</dd>
 <dt>Settled</dt><dd>${time(t.settledAt)} (${UNSETTLED_STATUSES.includes(t.status) ? html`running for ${elapsed(t.startedAt ?? t.createdAt, now)}` : `took ${duration(t.startedAt ?? t.createdAt, t.settledAt)}`})</dd>
 <dt>Progress</dt><dd>${t.progress.toolCalls} tool calls${t.progress.lastTools.length ? `, last: ${t.progress.lastTools.join(", ")}` : ""}</dd>
-<dt>Open in OpenCode</dt><dd><code>opencode --session ${t.id}</code> (in the project's directory)</dd>
+<dt>Open in OpenCode</dt><dd><code>opencode --session ${t.id}</code> ${t.worker ? `on worker ${t.worker}${data.worker ? ` (${data.worker.host})` : ""}, in its checkout of the project` : "(in the project's directory)"}</dd>
 </dl>
 ${commandList(data.commands.filter((c) => c.targetId === t.id), now)}
 <h2>Prompt</h2><pre class="text" id="prompt">${t.prompt}</pre>
@@ -38,6 +45,13 @@ ${t.result === undefined && t.error === undefined ? html`<h2>Result</h2><p class
 ${evidence.length ? html`<h2>Evidence</h2><pre class="text" id="evidence">${evidence.join("\n")}</pre>` : ""}
 <h2>Timeline</h2>${timeline(data.events, t.createdAt)}`;
   return layout({ ...frame, title: t.description }, body);
+}
+
+/** "local", or the worker with its host and health; a child held on an unhealthy worker says so. */
+function where(t: ProjectTask, worker: ProjectWorker | undefined): SafeHtml | string {
+  if (!t.worker || !worker) return whereText(t);
+  const held = workerUnhealthy(worker) && UNSETTLED_STATUSES.includes(t.status);
+  return html`${whereText(t)} <span class="id">${worker.host}</span> — ${healthLine(worker)}${held ? html`<br><strong class="s-error worker-held">Held: it goes on if the worker answers again within the grace period (workerGraceSeconds), else it settles as error.</strong>` : ""}`;
 }
 
 function timeline(events: TaskEvent[], start: number): SafeHtml {

@@ -19,7 +19,17 @@ export type ProjectTask = Task & { projectId: string };
 export type ProjectEvent = TaskEvent & { projectId: string };
 export type ProjectNotification = PendingNotification & { projectId: string; deliveredAt?: number };
 export type ProjectAutomation = Automation & { projectId: string; triggers: Trigger[]; lastRun?: Run };
-export type ProjectRun = Run & { projectId: string; title?: string };
+export type ProjectRun = RunWithTask & { projectId: string; title?: string };
+/** A run with where its task's child ran: a worker's name, null on the local OpenCode; absent when it has no task (or it is gone). */
+export type RunWithTask = Run & { taskWorker?: string | null };
+/** A worker (another OpenCode server) as its project's OpenCode last saw it (migration 15), with the tasks it holds. */
+export type ProjectWorker = {
+  projectId: string; name: string; host: string; capacity: number;
+  /** unknown | healthy | unreachable | unauthorized | misconfigured */
+  state: string; since: number; error?: string; checkedAt: number;
+  /** Its tasks running (or resumed) now, and those queued for it. */
+  running: number; queued: number;
+};
 export type ProjectRef = { id: string; directory?: string };
 export type ChannelFailure = {
   projectId: string; automationId: string; title?: string; runNo?: number; channel: string; host: string; attempts: number; lastError?: string; endedAt: number;
@@ -185,6 +195,18 @@ export class TaskReader {
       .map((row) => ({ task: toProjectTask(row), message: flagMessage(row.flag) }));
   }
 
+  /** Every project's workers by project and name, with the tasks each runs and has queued; none before migration 15. */
+  workers(projectId?: string): ProjectWorker[] {
+    if (!this.has("worker_health")) return [];
+    const count = (statuses: string) => `(SELECT count(*) FROM tasks t WHERE t.project_id = h.project_id AND t.status IN (${statuses}) AND t.worker = h.name)`;
+    return this.sql(`SELECT h.*, ${count("'running', 'resumed'")} AS running, ${count("'queued'")} AS queued FROM worker_health h
+      ${projectId ? "WHERE h.project_id = ?" : ""} ORDER BY h.project_id, h.name`).all(...(projectId ? [projectId] : [])).map((row) => ({
+      projectId: String(row.project_id), name: String(row.name), host: String(row.host), capacity: Number(row.capacity), state: String(row.state),
+      since: Number(row.since), ...(row.error == null ? {} : { error: String(row.error) }), checkedAt: Number(row.checked_at),
+      running: Number(row.running), queued: Number(row.queued),
+    }));
+  }
+
   /** Every project's webhooks: name, project, trigger, automation, URL and secret (the CLI hides it unless asked). */
   webhooks(projectId?: string): ProjectWebhook[] {
     if (!this.has("webhooks")) return [];
@@ -213,7 +235,7 @@ export class TaskReader {
   }
 
   /** Newest first, filtered by status, trigger id (or "manual"), and creation time. */
-  runs(projectId: string, automationId: string, filter: RunFilter = {}): Run[] {
+  runs(projectId: string, automationId: string, filter: RunFilter = {}): RunWithTask[] {
     if (!this.has("automation_runs")) return [];
     const where = ["project_id = ?", "automation_id = ?"];
     const params: SqlValue[] = [projectId, automationId];
@@ -223,16 +245,16 @@ export class TaskReader {
     if (filter.from !== undefined) (where.push("created_at >= ?"), params.push(filter.from));
     if (filter.to !== undefined) (where.push("created_at < ?"), params.push(filter.to));
     params.push(filter.limit ?? 100);
-    return this.sql(`SELECT * FROM automation_runs WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`).all(...params).map(rowToRun);
+    return this.sql(`SELECT r.*, ${this.taskWorker()} FROM automation_runs r WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`).all(...params).map(toRunWithTask);
   }
 
   /** Recent runs of every automation, newest first, with the automation's title. */
   recentRuns(projectId?: string, limit = 20): ProjectRun[] {
     if (!this.has("automation_runs")) return [];
-    return this.sql(`SELECT r.*, a.title AS title FROM automation_runs r LEFT JOIN automations a
+    return this.sql(`SELECT r.*, a.title AS title, ${this.taskWorker()} FROM automation_runs r LEFT JOIN automations a
       ON a.project_id = r.project_id AND a.id = r.automation_id ${projectId ? "WHERE r.project_id = ?" : ""}
       ORDER BY r.id DESC LIMIT ${limit}`).all(...(projectId ? [projectId] : []))
-      .map((row) => ({ ...rowToRun(row), projectId: String(row.project_id), title: row.title === null ? undefined : String(row.title) }));
+      .map((row) => ({ ...toRunWithTask(row), projectId: String(row.project_id), title: row.title === null ? undefined : String(row.title) }));
   }
 
   /** Commands from the dashboard, newest first. */
@@ -254,6 +276,12 @@ export class TaskReader {
       .all(projectId, a.id).map(rowToTrigger);
     const last = this.sql("SELECT * FROM automation_runs WHERE project_id = ? AND automation_id = ? ORDER BY id DESC LIMIT 1").get(projectId, a.id);
     return { ...a, projectId, triggers, ...(last ? { lastRun: rowToRun(last) } : {}) };
+  }
+
+  /** The column task_worker of a run `r`: its task's worker, '' when local, NULL when there is no such task (local only before migration 15). */
+  private taskWorker(): string {
+    const worker = this.has("worker_health") ? "coalesce(t.worker, '')" : "''";
+    return `(SELECT ${worker} FROM tasks t WHERE t.project_id = r.project_id AND t.id = r.task_id) AS task_worker`;
   }
 
   /**
@@ -289,6 +317,17 @@ export class TaskReader {
 
 function toProjectTask(row: SqlRow): ProjectTask {
   return { projectId: String(row.project_id), ...rowToTask(row) };
+}
+
+function toRunWithTask(row: SqlRow): RunWithTask {
+  const run: RunWithTask = rowToRun(row);
+  if (typeof row.task_worker === "string") run.taskWorker = row.task_worker || null;
+  return run;
+}
+
+/** A worker the plugin cannot use now (not merely not checked yet). */
+export function workerUnhealthy(worker: Pick<ProjectWorker, "state">): boolean {
+  return worker.state !== "healthy" && worker.state !== "unknown";
 }
 
 function toProjectNotification(row: SqlRow): ProjectNotification {

@@ -73,13 +73,13 @@ describe("opencode-background-tasks CLI", () => {
     const { code, stdout, stderr } = runDb("list");
     assert.equal(code, 0, stderr);
     const [header, ...rows] = lines(stdout);
-    assert.match(header!, /^ID\s+STATUS\s+AGENT\s+PROJECT\s+CREATED\s+DESCRIPTION$/);
+    assert.match(header!, /^ID\s+STATUS\s+AGENT\s+WHERE\s+PROJECT\s+CREATED\s+DESCRIPTION$/);
     assert.deepEqual(
-      rows.slice(0, 3).map((row) => row.split(/\s{2,}/).slice(0, 5)),
+      rows.slice(0, 3).map((row) => row.split(/\s{2,}/).slice(0, 6)),
       [
-        ["ses_abc111", "completed", "general", "proj_alpha", "2025-11-24 16:00:00"],
-        ["ses_beta01", "cancelled", "explore", "proj_beta", "2025-11-24 16:00:30"],
-        ["ses_abc222", "running", "general", "proj_alpha", "2025-11-24 16:01:00"],
+        ["ses_abc111", "completed", "general", "local", "proj_alpha", "2025-11-24 16:00:00"],
+        ["ses_beta01", "cancelled", "explore", "local", "proj_beta", "2025-11-24 16:00:30"],
+        ["ses_abc222", "running", "general", "local", "proj_alpha", "2025-11-24 16:01:00"],
       ],
     );
     assert.match(stdout, /Find the flaky test/);
@@ -216,7 +216,7 @@ describe("opencode-background-tasks CLI", () => {
   it("wrong usage exits 2 with a pointer to --help", () => {
     const cases: [string[], RegExp][] = [
       [[], /No command given/],
-      [["frob"], /Unknown command 'frob'\. Commands: list, show, export, dashboard, automations, runs, webhooks, proposals\./],
+      [["frob"], /Unknown command 'frob'\. Commands: list, show, export, dashboard, automations, runs, webhooks, proposals, workers\./],
       [["list", "--status", "done"], /Unknown status 'done'\. Statuses: queued, running, resumed, completed, error, cancelled\./],
       [["show"], /show needs a task id/],
       [["show", "a", "b"], /show takes one task id/],
