@@ -1,5 +1,6 @@
 import { parseChannels, type Channels } from "./channels/channel-config.ts";
 import { parseDiscovery, type DiscoveryConfig } from "./discovery/discovery-config.ts";
+import { parseWorkers, type WorkerConfig } from "./workers/worker-config.ts";
 
 /** The plugin's options, from `["opencode-background-tasks", { ...options }]` in opencode.json. */
 export type Options = {
@@ -76,6 +77,13 @@ export type Options = {
    * Default false (off).
    */
   discovery: DiscoveryConfig | false;
+  /**
+   * Other OpenCode servers that may run children: [{ "name", "url", "username"?, "passwordEnv"?,
+   * "directory", "capacity"? }]. A password only ever comes from the named environment variable. Default [].
+   */
+  workers: WorkerConfig[];
+  /** A worker that stops answering: its running children are held this long, then settle as error, in seconds. Default 120, range 1-3600. */
+  workerGraceSeconds: number;
 };
 
 type NumberKey = { [K in keyof Options]-?: Options[K] extends number ? K : never }[keyof Options];
@@ -100,6 +108,7 @@ const NUMBER_RULES: Record<NumberKey, NumberRule> = {
   automationFailurePause: { default: 2, min: 1, max: 100, unit: "runs" },
   proposalCooldownHours: { default: 24, min: 0, max: 720, unit: "hours" },
   maxPendingProposals: { default: 3, min: 1, max: 20, unit: "proposals" },
+  workerGraceSeconds: { default: 120, min: 1, max: 3600, unit: "seconds" },
   dashboardPort: { default: 0, min: 0, max: 65_535, unit: "port (0 = off)" },
   webhookPort: { default: 4097, min: 1, max: 65_535, unit: "port" },
 };
@@ -116,6 +125,7 @@ export const DEFAULT_OPTIONS: Options = {
   milestones: false,
   automations: true,
   discovery: false,
+  workers: [],
   workspaceContext: true,
 };
 
@@ -163,6 +173,9 @@ export function parseOptions(raw: unknown): Options {
   const discovery = parseDiscovery(input.discovery);
   if (discovery.discovery) options.discovery = discovery.discovery;
   problems.push(...discovery.problems);
+  const workers = parseWorkers(input.workers);
+  options.workers = workers.workers;
+  problems.push(...workers.problems);
   const channels = parseChannels(input.channels);
   options.channels = channels.channels;
   problems.push(...channels.problems);

@@ -25,6 +25,7 @@ import { commandHandler } from "./inbox/apply-command.ts";
 import { serveDashboardFromPlugin } from "./dashboard/serve-from-plugin.ts";
 import { projectDirectory, recordProjectDirectory } from "./store/project-directory.ts";
 import { LazyChannelSink } from "./channels/channel-sink.ts";
+import { Workers } from "./workers/workers.ts";
 
 /** The plugin: wires the host adapter, the store and the task core, and registers the tools. Never throws. */
 export async function backgroundTasksPlugin(input: PluginInput, rawOptions?: unknown): Promise<Hooks> {
@@ -43,6 +44,7 @@ function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
   let manager: TaskManager;
   let evidence!: EvidenceService; // built by the manager, through its hooks
   let retention: { stop(): void };
+  let workers: Workers | undefined;
   try {
     options = parseOptions(rawOptions);
     store = SqliteTaskStore.open({ path: options.dbPath || defaultDbPath(), projectId: input.project?.id ?? input.directory });
@@ -54,10 +56,18 @@ function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
       onError: onCrash,
     });
     const evidenceStore = evidenceStoreOf(store, onCrash);
-    manager = new TaskManager(host, store, systemClock, options, {
-      forks: createForkSupport(host, forkLimits(options)),
+    workers = options.workers.length > 0 ? new Workers(options.workers, {
+      local: host, clock: systemClock, db: store.db, projectId: store.projectId, graceMs: options.workerGraceSeconds * 1000,
+      forkLimits: forkLimits(options), log: onCrash,
+    }) : undefined;
+    // With workers the core talks to every server through one routing host.
+    const coreHost = workers?.host ?? host;
+    manager = new TaskManager(coreHost, store, systemClock, options, {
+      forks: createForkSupport(coreHost, forkLimits(options)),
       hooks: (running) => (evidence = new EvidenceService(running, evidenceStore, input.directory, options)),
+      placement: workers?.placement,
     });
+    if (workers) attachWorkers(workers, manager, evidence);
   } catch (error) {
     onCrash("opencode-background-tasks could not start", error);
     return { tool: buildTools({ unavailable: errorMessage(error) }) };
@@ -72,7 +82,7 @@ function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
   const stopDashboard = options.dashboardPort > 0 ? serveDashboardFromPlugin(store.db.path, options.dashboardPort, host) : () => {};
   channels.load(store.db, store.projectId, (message) => void host.log("warn", message).catch(() => undefined))
     .catch((error) => onCrash("Channels could not start; runs are still told to their sessions", error))
-    .then(() => manager.start()).then(() => automations?.start())
+    .then(() => manager.start()).then(() => workers?.start()).then(() => automations?.start())
     .catch((error) => onCrash("Starting background tasks failed", error)).finally(() => inbox.start());
   return {
     dispose: async () => {
@@ -80,6 +90,7 @@ function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
       inbox.stop();
       stopDashboard();
       automations?.stop();
+      workers?.stop();
       channels.stop();
       retention.stop();
       manager.dispose();
@@ -130,6 +141,15 @@ function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
       }
     },
   };
+}
+
+/** A worker's events reach the core and the evidence hooks as the local server's do; its files are read through its API. */
+function attachWorkers(workers: Workers, manager: TaskManager, evidence: EvidenceService): void {
+  evidence.filesOf = (task) => workers.filesOf(task);
+  workers.attach(manager, (event) => {
+    manager.handleEvent(event);
+    evidence.handleEvent(event);
+  });
 }
 
 /** The evidence tables on the task store's connection, without evidence left by tasks already removed. */

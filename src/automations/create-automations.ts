@@ -35,6 +35,7 @@ export function createAutomations(
   options: {
     automationFailurePause: number; resultCapChars: number; retentionDays: number; webhookPort: number; webhookHost: string; githubApiUrl: string;
     proposalCooldownHours: number; maxPendingProposals: number; discovery: DiscoveryConfig | false; workspaceContext: boolean;
+    workers?: { name: string }[];
   },
 ): AutomationService {
   const store = new AutomationStore(deps.store.db, deps.store.projectId);
@@ -44,6 +45,7 @@ export function createAutomations(
     retentionMs: options.retentionDays * DAY_MS,
     directory: deps.directory,
     workspaceContext: options.workspaceContext,
+    workerNames: (options.workers ?? []).map((w) => w.name),
   }, deps.channels);
   const service = new AutomationService(ctx);
   service.proposals = new ProposalService(service, new ProposalStore(deps.store.db, deps.store.projectId), deps.clock, {

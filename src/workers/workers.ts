@@ -1,0 +1,131 @@
+import type { Clock } from "../core/clock.ts";
+import type { TaskManager } from "../core/task-manager.ts";
+import type { Host, HostEvent } from "../host/host.ts";
+import { normalizeEvent } from "../host/normalize-event.ts";
+import type { SqliteDatabase } from "../store/sqlite-driver.ts";
+import type { FileReader } from "../evidence/evidence-types.ts";
+import type { Task } from "../core/task.ts";
+import { readWorkerPassword, type WorkerConfig } from "./worker-config.ts";
+import { createRemoteHost, remoteClientFor } from "./remote-host.ts";
+import { WorkerConnection, type WorkerHealth } from "./worker-connection.ts";
+import { RoutedHost } from "./routed-host.ts";
+import { WorkerPlacement } from "./worker-placement.ts";
+import { WorkerSupervisor } from "./worker-supervisor.ts";
+import { WorkerHealthStore } from "./worker-health-store.ts";
+import type { WorkerLink } from "./worker-link.ts";
+
+export type WorkersDeps = {
+  local: Host; clock: Clock; db: SqliteDatabase; projectId: string; graceMs: number;
+  forkLimits: { toolOutputLimit: number; tokenCap: number };
+  log: (message: string, error: unknown) => void;
+};
+
+/**
+ * The configured workers, wired: a link (host, health, files) and a connection (health checks,
+ * event stream) each, the routing host the core talks through, the placement it asks, and the
+ * supervisor of unreachable ones. `attach` once the core exists, `start` once it has started.
+ */
+export class Workers {
+  readonly links = new Map<string, WorkerLink>();
+  readonly host: RoutedHost;
+  readonly placement: WorkerPlacement;
+  private connections = new Map<string, WorkerConnection>();
+  private configs = new Map<string, WorkerConfig>();
+  private manager: TaskManager | undefined;
+  private supervisor: WorkerSupervisor | undefined;
+  private health: WorkerHealthStore;
+  private onEvent: (event: HostEvent) => void = () => {};
+
+  constructor(configs: WorkerConfig[], private deps: WorkersDeps) {
+    this.health = new WorkerHealthStore(deps.db, deps.projectId);
+    for (const config of configs) this.add(config);
+    this.host = new RoutedHost(deps.local, this.links, {
+      workerOf: (sessionID) => this.manager?.get(sessionID)?.worker,
+      runningOn: (worker) => (this.manager?.activeTasks() ?? []).filter((t) => t.worker === worker).map((t) => t.id),
+    });
+    this.placement = new WorkerPlacement(deps.local, this.links, deps.forkLimits);
+  }
+
+  /** The core (and the evidence hooks) hear the workers' events; the supervisor acts on their health. */
+  attach(manager: TaskManager, onEvent: (event: HostEvent) => void): void {
+    this.manager = manager;
+    this.onEvent = onEvent;
+    this.supervisor = new WorkerSupervisor(manager, this.deps.clock, this.deps.graceMs, this.deps.log);
+  }
+
+  start(): void {
+    this.safely("Could not record the workers", () => this.health.keepOnly([...this.links.keys()]));
+    for (const connection of this.connections.values()) connection.start();
+  }
+
+  stop(): void {
+    for (const connection of this.connections.values()) connection.stop();
+    this.supervisor?.stop();
+  }
+
+  /** Where a task's files are read: its worker's checkout, through the worker's API. */
+  filesOf(task: Pick<Task, "worker">): FileReader | undefined {
+    const link = task.worker ? this.links.get(task.worker) : undefined;
+    return link && ((path) => link.fileContent(path));
+  }
+
+  private add(config: WorkerConfig): void {
+    const client = remoteClientFor(config);
+    const connection = new WorkerConnection(config, client, {
+      startError: readWorkerPassword(config).error,
+      clock: this.deps.clock,
+      onEvent: (raw) => this.heard(raw),
+      onHealth: (health) => this.healthChanged(link, health),
+    });
+    const link: WorkerLink = {
+      name: config.name, capacity: config.capacity, host: createRemoteHost(config, this.deps.local, client),
+      health: () => connection.health, fileContent: (path) => client.fileContent(path),
+    };
+    this.links.set(config.name, link);
+    this.connections.set(config.name, connection);
+    this.configs.set(config.name, config);
+    this.safely("Could not record a worker's health", () => this.saveHealth(config.name, connection.health));
+  }
+
+  private heard(raw: unknown): void {
+    const type = (raw as { type?: string } | undefined)?.type;
+    // The stream does not replay what it missed while reconnecting: a poll catches up.
+    if (type === "server.connected") return void this.manager?.poll().catch((error) => this.deps.log("A poll after a worker reconnected failed", error));
+    const event = normalizeEvent(raw);
+    if (event) this.safely("A worker's event could not be handled", () => this.onEvent(event));
+  }
+
+  private healthChanged(link: WorkerLink, health: WorkerHealth): void {
+    this.safely("Could not record a worker's health", () => this.saveHealth(link.name, health));
+    if (health.state === "unauthorized" || health.state === "misconfigured") {
+      const message = `Worker "${link.name}" is ${health.state}: ${health.error ?? "no details"}. Other workers are not affected.`;
+      void this.deps.local.log("error", message).catch(() => undefined);
+      void this.deps.local.toast({ title: "Background tasks", message, variant: "error" }).catch(() => undefined);
+    }
+    this.safely("Could not act on a worker's health", () => this.supervisor?.healthChanged(link, health));
+  }
+
+  private saveHealth(name: string, health: WorkerHealth): void {
+    const config = this.configs.get(name)!;
+    this.health.save({
+      name, host: hostOf(config.url), capacity: config.capacity, state: health.state, since: health.since,
+      ...(health.error ? { error: health.error } : {}), checkedAt: this.deps.clock.now(),
+    });
+  }
+
+  private safely(what: string, fn: () => void): void {
+    try {
+      fn();
+    } catch (error) {
+      this.deps.log(what, error);
+    }
+  }
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return "?";
+  }
+}
