@@ -1,6 +1,6 @@
 /**
  * Runs the benchmarks and prints each one's figures beside the baseline it measures in the same
- * run. `npm run bench` runs all; `npm run bench -- notify|fork|store|load|evidence|rss|shared-db|dashboard|automations|triggers|channels|steps` runs the ones named.
+ * run. `npm run bench` runs all; `npm run bench -- notify|fork|store|load|evidence|rss|shared-db|dashboard|automations|triggers|channels|steps|workers` runs the ones named.
  * The store and shared-db run twice: under Node (better-sqlite3, as the CLI) and under Bun
  * (bun:sqlite, as inside OpenCode).
  */
@@ -20,6 +20,7 @@ import { runWebhookBench } from "./webhook.ts";
 import { runGithubBench } from "./github.ts";
 import { runChannelsBench } from "./channels.ts";
 import { runStepsBench } from "./steps.ts";
+import { runWorkersBench } from "./workers.ts";
 
 const benches: Record<string, () => Promise<void> | void> = {
   fork: () => void runForkBench(),
@@ -51,6 +52,8 @@ const benches: Record<string, () => Promise<void> | void> = {
   },
   // A steps-only automation firing every second: model requests, wall and CPU per run against sh -c true.
   steps: async () => void (await runStepsBench()),
+  // 60 CPU-bound children on the local server alone against local + 2 workers (all on this machine).
+  workers: async () => void (await runWorkersBench()),
   "shared-db": async () => {
     await runSharedDbBench();
     const bun = spawnSync("npx", ["bun", "bench/shared-db.ts"], { stdio: "inherit" });
