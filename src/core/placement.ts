@@ -11,8 +11,11 @@ export type Choice = { worker?: string; /** Call once the task holds its slot (o
  * the routing host the core is given. Without one every task runs here.
  */
 export type Placement = {
-  /** `requested`: a worker name, "local" or "auto". Throws a TaskError naming the fix for an unknown or unhealthy worker. */
-  choose(requested: string, model: ModelRef, active: TaskSummary[], local: { perModel: number; total: number }): Choice;
+  /**
+   * `requested`: a worker name, "local" or "auto". `active`: tasks running now; `waiting`: queued
+   * ones. Throws a TaskError naming the fix for an unknown or unhealthy worker.
+   */
+  choose(requested: string, model: ModelRef, active: TaskSummary[], local: { perModel: number; total: number }, waiting: TaskSummary[]): Choice;
   /** Creates the child's session on the worker (it has no copy of the parent). */
   createSession(worker: string, title: string): Promise<{ id: string }>;
   /** A fork onto a worker: a new session there holding a copy of the parent's messages. */

@@ -119,7 +119,10 @@ export class TaskLauncher {
   private choose(requested: string | undefined, model: ModelRef): Choice {
     const placement = this.parts.placement;
     const wanted = requested?.trim() || "local";
-    if (placement) return placement.choose(wanted, model, this.parts.life.activeTasks(), this.localLimits);
+    if (placement) {
+      const waiting = this.parts.ctx.store.list({ statuses: ["queued"], includeCleared: true });
+      return placement.choose(wanted, model, this.parts.life.activeTasks(), this.localLimits, waiting);
+    }
     if (wanted !== "local" && wanted !== "auto") throw new TaskError(`No worker "${wanted}": no workers are configured (plugin option "workers"). Leave out worker, or use "local".`);
     return { release: () => {} };
   }

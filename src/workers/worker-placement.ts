@@ -21,18 +21,26 @@ export class WorkerPlacement implements Placement {
 
   constructor(private local: Host, private workers: ReadonlyMap<string, WorkerLink>, private forkLimits: { toolOutputLimit: number; tokenCap: number }) {}
 
-  choose(requested: string, model: ModelRef, active: TaskSummary[], limits: { perModel: number; total: number }): Choice {
+  choose(requested: string, model: ModelRef, active: TaskSummary[], limits: { perModel: number; total: number }, waiting: TaskSummary[] = []): Choice {
     if (requested === LOCAL) return this.reserve(undefined, model);
     if (requested !== "auto") return this.reserve(this.named(requested).name, model);
     const local = active.filter((t) => !t.worker);
     const sameModel = local.filter((t) => modelKey(t.model) === modelKey(model)).length + this.count(`${LOCAL}:${modelKey(model)}`);
     if (sameModel < limits.perModel && local.length + this.count(LOCAL) < limits.total) return this.reserve(undefined, model);
-    const best = [...this.workers.values()]
-      .filter(isHealthy)
-      .map((link) => ({ link, free: link.capacity - active.filter((t) => t.worker === link.name).length - this.count(link.name) }))
+    const healthy = [...this.workers.values()].filter(isHealthy);
+    const load = (worker: string) => active.filter((t) => t.worker === worker).length + this.count(worker);
+    const best = healthy
+      .map((link) => ({ link, free: link.capacity - load(link.name) }))
       .filter((w) => w.free > 0)
       .sort((a, b) => b.free - a.free)[0];
-    return this.reserve(best?.link.name, model);
+    if (best) return this.reserve(best.link.name, model);
+    // Every slot is taken: queue where the queue is shortest for its capacity, so that a burst is
+    // shared out instead of all waiting here while the workers go idle.
+    const localLoad = (sameModel + waiting.filter((t) => !t.worker && modelKey(t.model) === modelKey(model)).length) / limits.perModel;
+    const shortest = healthy
+      .map((link) => ({ link, ratio: (load(link.name) + waiting.filter((t) => t.worker === link.name).length) / link.capacity }))
+      .sort((a, b) => a.ratio - b.ratio)[0];
+    return this.reserve(shortest && shortest.ratio < localLoad ? shortest.link.name : undefined, model);
   }
 
   createSession(worker: string, title: string): Promise<{ id: string }> {

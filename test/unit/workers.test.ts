@@ -79,6 +79,20 @@ describe("workers: where children run", () => {
     for (const id of ids.filter((id) => w.box.fake.sessions.has(id))) assert.equal(w.box.fake.promptsTo(id)[0]!.text, "find things");
   });
 
+  it("a burst past every slot is queued where the queue is shortest for its capacity, not all here", async () => {
+    const w = setup();
+    const ids = await Promise.all(Array.from({ length: 24 }, (_, i) => w.launch({ worker: "auto", description: `job ${i}` }, "msg_burst")));
+    const where = (id: string) => w.manager.get(id)!.worker ?? "local";
+    const count = (name: string) => ids.filter((id) => where(id) === name).length;
+    assert.deepEqual([count("local"), count("box"), count("cube")], [8, 8, 8]);
+    assert.equal(w.manager.activeTasks().length, 12);
+    const onBox = (status: string) => ids.filter((id) => where(id) === "box" && w.manager.get(id)!.status === status);
+    assert.deepEqual([onBox("running").length, onBox("queued").length], [4, 4]);
+    w.box.fake.finishRun(onBox("running")[0]!, "done");
+    await flush();
+    assert.deepEqual([onBox("running").length, onBox("queued").length, onBox("completed").length], [4, 3, 1], "a freed box slot starts a task queued for box");
+  });
+
   it("a named worker past its capacity queues there; a worker that is unknown or down is refused with the names", async () => {
     const w = setup();
     for (let i = 0; i < 5; i++) await w.launch({ worker: "box" });
