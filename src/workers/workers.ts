@@ -76,6 +76,7 @@ export class Workers {
       clock: this.deps.clock,
       onEvent: (raw) => this.heard(raw),
       onHealth: (health) => this.healthChanged(link, health),
+      log: (level, message) => void this.deps.local.log(level, message, { worker: config.name }).catch(() => undefined),
     });
     const link: WorkerLink = {
       name: config.name, capacity: config.capacity, host: createRemoteHost(config, this.deps.local, client),
