@@ -3,6 +3,7 @@
  * A channel's URL and secret stay in the options: everything shown elsewhere (errors, logs, the
  * outbox table, task_read, the dashboard) names the channel and its URL's host only.
  */
+import { checkHttpUrl, kindOf } from "../option-checks.ts";
 
 export const CHANNEL_FORMATS = ["slack", "ntfy", "discord", "json"] as const;
 export type ChannelFormat = (typeof CHANNEL_FORMATS)[number];
@@ -84,28 +85,6 @@ function parseChannel(name: string, value: unknown, problems: string[]): Channel
   return { url, format: format as ChannelFormat, ...(secret !== undefined ? { secret } : {}) };
 }
 
-function checkUrl(at: string, value: unknown, problems: string[]): string | undefined {
-  if (typeof value !== "string" || value.trim() === "") {
-    problems.push(`"${at}.url" must be the http(s) URL to POST to, e.g. "https://ntfy.sh/my-topic", got ${kindOf(value)}`);
-    return undefined;
-  }
-  let url: URL;
-  try {
-    url = new URL(value.trim());
-  } catch {
-    problems.push(`"${at}.url" is not a valid URL: write it in full, e.g. "https://hooks.slack.com/services/…"`);
-    return undefined;
-  }
-  if (url.protocol !== "https:" && url.protocol !== "http:") {
-    problems.push(`"${at}.url" must start with https:// (or http://), got a URL with scheme ${url.protocol.slice(0, 20)}`);
-    return undefined;
-  }
-  if (url.username || url.password) {
-    problems.push(`"${at}.url" on host ${url.host} must not carry a user name or password: use a URL whose token is in its path`);
-    return undefined;
-  }
-  return url.href;
-}
 
 function checkSecret(at: string, value: unknown, format: unknown, problems: string[]): string | undefined {
   if (value === undefined) return undefined;
@@ -125,8 +104,9 @@ function checkSecret(at: string, value: unknown, format: unknown, problems: stri
 }
 
 /** What a value is, without its content (it may be a URL or a secret put in the wrong place). */
-function kindOf(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  return typeof value === "string" ? "a string" : typeof value === "object" ? "an object" : typeof value === "undefined" ? "nothing" : `a ${typeof value}`;
+
+function checkUrl(at: string, value: unknown, problems: string[]): string | undefined {
+  return checkHttpUrl(at, value, problems, {
+    what: "the http(s) URL to POST to", example: "https://ntfy.sh/my-topic", credentials: "use a URL whose token is in its path",
+  })?.href;
 }

@@ -4,6 +4,7 @@
  * that holds it. Nothing here quotes a password, and a URL with credentials in it is refused.
  */
 import { posix, win32 } from "node:path";
+import { checkHttpUrl, kindOf } from "../option-checks.ts";
 
 export type WorkerConfig = {
   /** Letters, digits, "-" or "_"; what `background_task`'s `worker` argument names. */
@@ -94,32 +95,6 @@ function checkName(index: number, value: unknown, problems: string[]): string | 
   return value;
 }
 
-function checkUrl(at: string, value: unknown, problems: string[]): string | undefined {
-  if (typeof value !== "string" || value.trim() === "") {
-    problems.push(`"${at}.url" must be the worker's http(s) URL, e.g. "http://10.0.0.5:4096", got ${kindOf(value)}`);
-    return undefined;
-  }
-  let url: URL;
-  try {
-    url = new URL(value.trim());
-  } catch {
-    problems.push(`"${at}.url" is not a valid URL: write it in full, e.g. "http://10.0.0.5:4096"`);
-    return undefined;
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    problems.push(`"${at}.url" must start with http:// or https://, got a URL with scheme ${url.protocol.slice(0, 20)}`);
-    return undefined;
-  }
-  if (url.username || url.password) {
-    problems.push(`"${at}.url" on host ${url.host} must not carry a user name or password: use "username" and "passwordEnv"`);
-    return undefined;
-  }
-  if (url.search || url.hash) {
-    problems.push(`"${at}.url" must not have a query or fragment: give the server's base URL, e.g. "${url.origin}"`);
-    return undefined;
-  }
-  return url.href.replace(/\/+$/, "");
-}
 
 function checkUsername(at: string, value: unknown, problems: string[]): string {
   if (value === undefined) return "opencode";
@@ -157,8 +132,14 @@ function checkCapacity(at: string, value: unknown, problems: string[]): number {
 }
 
 /** What a value is, without its content (it may be a secret put in the wrong place). */
-function kindOf(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  return typeof value === "string" ? "a string" : typeof value === "object" ? "an object" : typeof value === "undefined" ? "nothing" : `a ${typeof value}`;
+
+function checkUrl(at: string, value: unknown, problems: string[]): string | undefined {
+  const url = checkHttpUrl(at, value, problems, {
+    what: "the worker's http(s) URL", example: "http://10.0.0.5:4096", credentials: 'use "username" and "passwordEnv"',
+  });
+  if (url && (url.search || url.hash)) {
+    problems.push(`"${at}.url" must not have a query or fragment: give the server's base URL, e.g. "${url.origin}"`);
+    return undefined;
+  }
+  return url?.href.replace(/\/+$/, "");
 }

@@ -43,7 +43,7 @@ describe("the channels option", () => {
       i: { url: SLACK, format: SLACK },
     });
     assert.match(message, /"channels\.a\.url" is not a valid URL: write it in full/);
-    assert.match(message, /"channels\.b\.url" must start with https:\/\/ \(or http:\/\/\), got a URL with scheme ftp:/);
+    assert.match(message, /"channels\.b\.url" must start with https:\/\/ or http:\/\/, got a URL with scheme ftp:/);
     assert.match(message, /"channels\.c\.format" must be one of "slack", "ntfy", "discord", "json", got "teams"/);
     assert.match(message, /"channels\.d\.secret" is only for format "json"/);
     assert.match(message, /"channels\.e\.url" on host ntfy\.example\.com must not carry a user name or password/);

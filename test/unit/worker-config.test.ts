@@ -44,7 +44,7 @@ describe("the workers option", () => {
 
   it("url: a full http(s) URL without credentials, query or fragment", () => {
     assert.match(one({ url: "10.0.0.5:4096" }), /"workers\[0\] \("box"\)\.url" (is not a valid URL|must start with http)/);
-    assert.match(one({ url: "ftp://10.0.0.5" }), /\.url" must start with http:\/\/ or https:\/\/, got a URL with scheme ftp:/);
+    assert.match(one({ url: "ftp://10.0.0.5" }), /\.url" must start with https:\/\/ or http:\/\/, got a URL with scheme ftp:/);
     assert.match(one({ url: 4096 }), /\.url" must be the worker's http\(s\) URL, e\.g\. "http:\/\/10\.0\.0\.5:4096", got a number/);
     const creds = one({ url: "http://opencode:hunter2secret@10.0.0.5:4096" });
     assert.match(creds, /\.url" on host 10\.0\.0\.5:4096 must not carry a user name or password: use "username" and "passwordEnv"/);
