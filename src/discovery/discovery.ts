@@ -55,6 +55,8 @@ export class Discovery {
     const presence = await lastUserMessage(host, now, AROUND_MS);
     if (!presence) return "nobody wrote in the project in the last 2 h";
     if (now - presence.lastMessageAt < config.idleMs) return "the user is active";
+    // A long answer being written to the user is not the user being away.
+    if ((await host.statuses())[presence.sessionID]) return "the user's session is working";
     const run = this.admit(presence);
     if (!run) return "another process started it";
     if (run.status === "starting") await this.deps.automations.starter.launch(run);

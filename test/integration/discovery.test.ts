@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { startStack, call, waitUntil, queryDb, type Stack } from "../harness/plugin-stack.ts";
+import { startStack, call, waitUntil, queryDb, MOCK_MODEL, type Stack } from "../harness/plugin-stack.ts";
 import { defaultResponder, lastUserText, startMockModel, type MockModel, type MockRequest } from "../harness/mock-model.ts";
 
 /**
@@ -43,12 +43,14 @@ describe("discovery on the real host", () => {
     const user = await stack.newSession("the user's session");
     await new Promise((r) => setTimeout(r, 3000));
     assert.equal(started().length, 0, "nobody has written yet: no run");
+    // A message every second, each sent without waiting for its answer (as a user typing on).
     const until = Date.now() + 7000;
     while (Date.now() < until) {
-      await stack.say(user, "REPLY working on it");
+      await stack.server.client.session.promptAsync({ path: { id: user }, body: { agent: "build", model: MOCK_MODEL, parts: [{ type: "text", text: "REPLY working on it" }] } });
       await new Promise((r) => setTimeout(r, 1000));
     }
     assert.equal(started().length, 0, "the user wrote every second for 7 s (idle 3s): no run");
+    await waitUntil(async () => (await stack.server.client.session.status()).data?.[user] === undefined, { timeoutMs: 20_000, what: "the user's session idle" });
     const wroteAt = Math.max(...(await stack.messages(user)).filter((m) => m.info.role === "user").map((m) => m.info.time.created as number));
     const first = await waitUntil(async () => started().find((r) => r.task_id), { timeoutMs: 15_000, what: "a discovery run" });
     assert.ok(first.started_at - wroteAt >= 3000, `started ${first.started_at - wroteAt} ms after the user's last message (idle 3s)`);

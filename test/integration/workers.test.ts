@@ -19,6 +19,7 @@ import { createRemoteHost, remoteClientFor } from "../../src/workers/remote-host
 import { FakeHost } from "../helpers/fake-host.ts";
 import { FakeClock } from "../helpers/fake-clock.ts";
 import type { WorkerConfig } from "../../src/workers/worker-config.ts";
+import { main } from "../../src/cli/main.ts";
 
 const PASSWORD = `pw-${randomBytes(12).toString("hex")}`;
 const GRACE_S = 8;
@@ -80,6 +81,10 @@ describe("workers on real hosts", () => {
     assert.doesNotMatch(bad.error, /not-the-password/);
     await waitUntil(async () => health("box")?.state === "healthy" && health("cube")?.state === "healthy", { timeoutMs: 15_000, what: "box and cube healthy" });
     assert.match(await stack.server.logFile(), /Worker \\?"bad\\?" is unauthorized/);
+    let out = "";
+    await main(["workers", "--db", dbPath], { stdout: (t) => void (out += t), stderr: (t) => void (out += t), env: {}, now: () => Date.now() });
+    assert.match(out, /box\s+127\.0\.0\.1:\d+\s+healthy/);
+    assert.match(out, /bad\s+127\.0\.0\.1:\d+\s+unauthorized/);
   });
 
   it('twelve children with worker "auto": 4 here, 4 on box, 4 on cube; each result reaches the parent once', async () => {

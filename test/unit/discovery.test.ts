@@ -51,6 +51,15 @@ describe("discovery", () => {
     assert.equal(await discovery.check(), "a discovery run is running");
   });
 
+  it("a session still answering the user's last message is not idle", async () => {
+    const { f, discovery } = setup();
+    await f.host.prompt({ sessionID: USER, text: "refactor everything", agent: "build", model: MODEL });
+    await f.clock.advance(11 * MIN);
+    assert.equal(await discovery.check(), "the user's session is working");
+    f.host.setActivity(USER, "idle");
+    assert.equal(await discovery.check(), "started");
+  });
+
   it("a long-gone user (no message in 2 hours) is not 'around': no run", async () => {
     const { f, discovery, say } = setup();
     await say("hello");
@@ -63,6 +72,7 @@ describe("discovery", () => {
     await say("start the deploy");
     await f.clock.advance(11 * MIN);
     await f.host.prompt({ sessionID: USER, text: "<background-task-notification id=\"n1\">\ndone\n</background-task-notification>", agent: "build" });
+    f.host.setActivity(USER, "idle"); // the turn the notice woke has ended
     const { id: sub } = await f.host.createSession({ parentID: USER, title: "a child" });
     await f.host.prompt({ sessionID: sub, text: "work", agent: "general" });
     assert.equal(await discovery.check(), "started");
@@ -86,6 +96,7 @@ describe("discovery", () => {
     const told = f.host.promptsTo(USER).slice(before).map((p) => p.text).join("\n");
     assert.match(told, /discovery proposed 1 automation\(s\)[\s\S]*"watch CI" \(every 1h\): CI failed twice this week\./);
     assert.equal(runs()[0]!.notified, true);
+    f.host.setActivity(USER, "idle"); // the turn the notice woke has ended
 
     await f.clock.advance(30 * MIN);
     assert.equal(await discovery.check(), "started", "due again after `every`; the user is still around (41 min ago)");
