@@ -25,18 +25,18 @@ import { commandHandler } from "./inbox/apply-command.ts";
 import { serveDashboardFromPlugin } from "./dashboard/serve-from-plugin.ts";
 import { projectDirectory, recordProjectDirectory } from "./store/project-directory.ts";
 import { LazyChannelSink } from "./channels/channel-sink.ts";
-import { Workers } from "./workers/workers.ts";
+import type { Workers } from "./workers/workers.ts";
 
 /** The plugin: wires the host adapter, the store and the task core, and registers the tools. Never throws. */
 export async function backgroundTasksPlugin(input: PluginInput, rawOptions?: unknown): Promise<Hooks> {
   try {
-    return startPlugin(input, rawOptions);
+    return await startPlugin(input, rawOptions);
   } catch (error) {
     return { tool: buildTools({ unavailable: errorMessage(error) }) };
   }
 }
 
-function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
+async function startPlugin(input: PluginInput, rawOptions?: unknown): Promise<Hooks> {
   const { host, stopStats } = withStatsLogging(withCrashFault(createOpencodeHost(input.client), process.env[CRASH_FAULT_ENV]));
   const onCrash = (message: string, error: unknown) => logError(host, message, error);
   let options: Options;
@@ -56,7 +56,8 @@ function startPlugin(input: PluginInput, rawOptions?: unknown): Hooks {
       onError: onCrash,
     });
     const evidenceStore = evidenceStoreOf(store, onCrash);
-    workers = options.workers.length > 0 ? new Workers(options.workers, {
+    // Loaded only when workers are configured: every OpenCode process pays for what the plugin imports.
+    workers = options.workers.length > 0 ? new (await import("./workers/workers.ts")).Workers(options.workers, {
       local: host, clock: systemClock, db: store.db, projectId: store.projectId, graceMs: options.workerGraceSeconds * 1000,
       forkLimits: forkLimits(options), log: onCrash,
     }) : undefined;
