@@ -23,7 +23,8 @@ describe("proposals on the real host", () => {
   const use = async (parent: string, tool: string, args: Record<string, unknown>) => {
     const before = (await toolOutputs(stack, parent, tool)).length;
     await stack.say(parent, call(tool, args));
-    return (await toolOutputs(stack, parent, tool))[before] ?? "";
+    // A prompt to a session that a notice has woken joins that turn: the call may come after say returns.
+    return waitUntil(async () => (await toolOutputs(stack, parent, tool))[before], { timeoutMs: 20_000, what: `${tool}'s answer` });
   };
   const runsOf = (id: string) => queryDb(dbPath, "SELECT * FROM automation_runs WHERE automation_id = ? ORDER BY id", id);
   /** A run's requests: its prompt starts with the automation's context line (the parent's CALL line holds the marker too). */

@@ -48,7 +48,8 @@ describe("workers on real hosts", () => {
   const launch = async (args: Record<string, unknown>) => {
     const before = (await toolOutputs(stack, parent, "background_task")).length;
     await stack.say(parent, call("background_task", { description: "work", agent: "general", ...args }));
-    const out = (await toolOutputs(stack, parent, "background_task"))[before] ?? "";
+    // A prompt to a parent that a notice has woken joins that turn: the call may come after say returns.
+    const out = await waitUntil(async () => (await toolOutputs(stack, parent, "background_task"))[before], { timeoutMs: 20_000, what: "background_task's answer" });
     const id = /task_id: (\S+)/.exec(out)?.[1];
     if (!id) throw new Error(out);
     return id;
@@ -108,7 +109,7 @@ describe("workers on real hosts", () => {
   async function toolOutputsText(tool: string, args: Record<string, unknown>) {
     const before = (await toolOutputs(stack, parent, tool)).length;
     await stack.say(parent, call(tool, args));
-    return (await toolOutputs(stack, parent, tool))[before] ?? "";
+    return waitUntil(async () => (await toolOutputs(stack, parent, tool))[before], { timeoutMs: 20_000, what: `${tool}'s answer` });
   }
 
   it("resume and cancel of a task on a worker go to that worker", async () => {
