@@ -1,3 +1,4 @@
+import { after } from "node:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -63,4 +64,14 @@ export function automationFixture(dbPath: string, overrides: Partial<Options> = 
   const children = () => [...core.host.sessions.values()].filter((s) => s.parentID === PARENT).map((s) => s.id);
 
   return { ...core, autoStore, ctx, service, create, children, close: () => { service.stop(); core.manager.dispose(); store.close(); } };
+}
+
+/** A fixture on its own temp database, removed after the test; the parent idle and the layer started. */
+export function startedAutomations(overrides: Partial<Options> = {}) {
+  const db = tempDb();
+  const f = automationFixture(db.path, overrides);
+  after(() => { f.close(); db.cleanup(); });
+  f.host.setActivity(PARENT, "idle");
+  f.service.start();
+  return f;
 }

@@ -1,16 +1,9 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { automationFixture, tempDb, PARENT } from "../helpers/automation-fixture.ts";
+import { automationFixture, startedAutomations, tempDb, PARENT } from "../helpers/automation-fixture.ts";
 import type { Options } from "../../src/options.ts";
 
-function setup(overrides: Partial<Options> = {}) {
-  const db = tempDb();
-  const f = automationFixture(db.path, overrides);
-  after(() => { f.close(); db.cleanup(); });
-  f.host.setActivity(PARENT, "idle");
-  f.service.start();
-  return f;
-}
+const setup = (overrides: Partial<Options> = {}) => startedAutomations(overrides);
 
 /** Finishes every running child with `text` (or an error). */
 async function finishAll(f: ReturnType<typeof setup>, text: string, error?: string) {

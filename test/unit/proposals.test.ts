@@ -1,6 +1,6 @@
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { automationFixture, tempDb, PARENT, MODEL } from "../helpers/automation-fixture.ts";
+import { startedAutomations, PARENT, MODEL } from "../helpers/automation-fixture.ts";
 import { automationTools } from "../../src/tools/build-tools.ts";
 import { similarity, sameProposal } from "../../src/proposals/proposal-rules.ts";
 import type { Options } from "../../src/options.ts";
@@ -8,11 +8,7 @@ import type { Options } from "../../src/options.ts";
 const HOUR = 3600_000;
 
 function setup(overrides: Partial<Options> = {}) {
-  const db = tempDb();
-  const f = automationFixture(db.path, overrides);
-  after(() => { f.close(); db.cleanup(); });
-  f.host.setActivity(PARENT, "idle");
-  f.service.start();
+  const f = startedAutomations(overrides);
   const tools = automationTools(f.service, (m) => f.crashes.push(m));
   const asked: { permission: string; patterns: string[] }[] = [];
   let answer: "allow" | "reject" = "allow";
