@@ -60,7 +60,9 @@ describe("proposals on the real host", () => {
     await waitUntil(async () => childRequests("PROPOSED-DEPLOY").length > 0, { timeoutMs: 15_000, what: "the approved automation's first run" });
     const row = queryDb(dbPath, "SELECT enabled, proposal FROM automations WHERE id = ?", id)[0];
     assert.deepEqual({ enabled: row.enabled, proposal: row.proposal }, { enabled: 1, proposal: null });
-    await use(parent, "task_update", { id, enabled: false });
+    // Paused from a session of its own: the parent is being woken by the automation's reports, and a
+    // prompt that joins such a turn is answered after the report, not as a tool call.
+    assert.match(await use(await stack.newSession("pause it"), "task_update", { id, enabled: false }), /paused/);
   });
 
   it("task_delete rejects: the same proposal is refused during the cooldown; a fourth pending one is refused", async () => {

@@ -45,17 +45,18 @@ describe("workers on real hosts", () => {
   const tasks = () => queryDb(dbPath, "SELECT id, description, worker, status, result, error FROM tasks ORDER BY created_at");
   const task = (id: string) => queryDb(dbPath, "SELECT id, worker, status, result, error FROM tasks WHERE id = ?", id)[0];
   const health = (name: string) => queryDb(dbPath, "SELECT * FROM worker_health WHERE name = ?", name)[0];
-  const launch = async (args: Record<string, unknown>) => {
-    const before = (await toolOutputs(stack, parent, "background_task")).length;
-    await stack.say(parent, call("background_task", { description: "work", agent: "general", ...args }));
+  /** From `session` (default: the fan-out parent); a parent that notices keep waking is best left to them. */
+  const launch = async (args: Record<string, unknown>, session = parent) => {
+    const before = (await toolOutputs(stack, session, "background_task")).length;
+    await stack.say(session, call("background_task", { description: "work", agent: "general", ...args }));
     // A prompt to a parent that a notice has woken joins that turn: the call may come after say returns.
-    const out = await waitUntil(async () => (await toolOutputs(stack, parent, "background_task"))[before], { timeoutMs: 20_000, what: "background_task's answer" });
+    const out = await waitUntil(async () => (await toolOutputs(stack, session, "background_task"))[before], { timeoutMs: 20_000, what: "background_task's answer" });
     const id = /task_id: (\S+)/.exec(out)?.[1];
     if (!id) throw new Error(out);
     return id;
   };
   /** The parent's notices of a task's end (an interruption note is not one). */
-  const noticesOf = async (id: string) => (await stack.notifications(parent)).filter((n) => n.includes(`task_id="${id}"`) && !/status="(running|resumed)"/.test(n));
+  const noticesOf = async (id: string, session = parent) => (await stack.notifications(session)).filter((n) => n.includes(`task_id="${id}"`) && !/status="(running|resumed)"/.test(n));
 
   before(async () => {
     mock = await startMockModel();
@@ -106,47 +107,51 @@ describe("workers on real hosts", () => {
     assert.match(await toolOutputsText("background_list", {}), /\(on worker box\)/);
   });
 
-  async function toolOutputsText(tool: string, args: Record<string, unknown>) {
-    const before = (await toolOutputs(stack, parent, tool)).length;
-    await stack.say(parent, call(tool, args));
-    return waitUntil(async () => (await toolOutputs(stack, parent, tool))[before], { timeoutMs: 20_000, what: `${tool}'s answer` });
+  async function toolOutputsText(tool: string, args: Record<string, unknown>, session = parent) {
+    const before = (await toolOutputs(stack, session, tool)).length;
+    await stack.say(session, call(tool, args));
+    return waitUntil(async () => (await toolOutputs(stack, session, tool))[before], { timeoutMs: 20_000, what: `${tool}'s answer` });
   }
 
   it("resume and cancel of a task on a worker go to that worker", async () => {
     const done = tasks().find((t) => t.worker === "cube")!;
-    await toolOutputsText("background_task", { description: "more", prompt: "REPLY resumed on cube", agent: "general", resume: done.id });
+    await toolOutputsText("background_task", { description: "more", prompt: "REPLY resumed on cube", agent: "general", resume: done.id }, await stack.newSession("resume"));
     await waitUntil(async () => task(done.id).status === "completed" && task(done.id).result === "resumed on cube", { timeoutMs: 20_000, what: "the resumed run" });
     const onCube = await on("cube").recentMessages(done.id, 2);
     assert.equal(onCube.at(-1)!.text, "resumed on cube");
-    const long = await launch({ prompt: "SLOW 60000\nREPLY never", worker: "box" });
+    const own = await stack.newSession("cancel");
+    const long = await launch({ prompt: "SLOW 60000\nREPLY never", worker: "box" }, own);
     await waitUntil(async () => (await on("box").statuses())[long] === "busy", { timeoutMs: 15_000, what: "the long child busy on box" });
-    assert.match(await toolOutputsText("background_cancel", { task_id: long }), /cancel/i);
+    assert.match(await toolOutputsText("background_cancel", { task_id: long }, own), /cancel/i);
     assert.equal(task(long).status, "cancelled");
     await waitUntil(async () => (await on("box").statuses())[long] === undefined, { timeoutMs: 10_000, what: "the child aborted on box" });
   });
 
   it("SIGKILL mid-run: its children show unreachable; restarted within the grace period they finish", async () => {
-    const id = await launch({ prompt: "SLOW 4000\nREPLY survived", worker: "box" });
+    const own = await stack.newSession("held");
+    const id = await launch({ prompt: "SLOW 4000\nREPLY survived", worker: "box" }, own);
     await waitUntil(async () => (await on("box").statuses())[id] === "busy", { timeoutMs: 15_000, what: "busy on box" });
     const killed = workers.box!.server;
     await killed.kill();
-    await waitUntil(async () => /unreachable/.test(await toolOutputsText("background_list", {})), { timeoutMs: 10_000, intervalMs: 1000, what: "shown unreachable" });
+    await waitUntil(async () => /unreachable/.test(await toolOutputsText("background_list", {}, own)), { timeoutMs: 10_000, intervalMs: 1000, what: "shown unreachable" });
     assert.equal(task(id).status, "running", "held, not failed");
     await startWorker("box", killed);
     await waitUntil(async () => task(id).status === "completed", { timeoutMs: 30_000, what: "the held child finishing after the worker came back" });
-    assert.equal((await noticesOf(id)).length, 1);
+    await waitUntil(async () => (await noticesOf(id, own)).length >= 1, { timeoutMs: 10_000, what: "the parent told" });
+    assert.equal((await noticesOf(id, own)).length, 1);
   });
 
   it("SIGKILL and no return: its children settle as error after the grace period, the parent told once", async () => {
-    const id = await launch({ prompt: "SLOW 60000\nREPLY never", worker: "cube" });
+    const own = await stack.newSession("lost");
+    const id = await launch({ prompt: "SLOW 60000\nREPLY never", worker: "cube" }, own);
     await waitUntil(async () => (await on("cube").statuses())[id] === "busy", { timeoutMs: 15_000, what: "busy on cube" });
     const killedAt = Date.now();
     await workers.cube!.server.kill();
     const failed = await waitUntil(async () => (task(id).status === "error" ? task(id) : undefined), { timeoutMs: (GRACE_S + 20) * 1000, what: "the error after the grace period" });
     assert.ok(Date.now() - killedAt >= GRACE_S * 1000, "not before the grace period");
     assert.match(failed.error, new RegExp(`Worker "cube" was unreachable since .* for more than ${GRACE_S} s \\(workerGraceSeconds\\)`));
-    await waitUntil(async () => (await noticesOf(id)).length >= 1, { timeoutMs: 10_000, what: "the parent told" });
+    await waitUntil(async () => (await noticesOf(id, own)).length >= 1, { timeoutMs: 10_000, what: "the parent told" });
     await new Promise((r) => setTimeout(r, 1500));
-    assert.equal((await noticesOf(id)).length, 1);
+    assert.equal((await noticesOf(id, own)).length, 1);
   });
 });
