@@ -12,7 +12,6 @@ import { defaultLoaders } from "../triggers/default-loaders.ts";
 import type { SourceLoaders } from "../triggers/source-loaders.ts";
 import { ProposalService } from "../proposals/proposal-service.ts";
 import { ProposalStore } from "../proposals/proposal-store.ts";
-import { Discovery } from "../discovery/discovery.ts";
 import type { DiscoveryConfig } from "../discovery/discovery-config.ts";
 
 export type AutomationDeps = {
@@ -52,11 +51,13 @@ export function createAutomations(
     cooldownMs: options.proposalCooldownHours * 3600_000,
     maxPending: options.maxPendingProposals,
   });
-  if (options.discovery) {
-    service.discovery = new Discovery({
-      automations: service, manager: deps.manager, host: deps.host, clock: deps.clock, config: options.discovery,
+  const discovery = options.discovery;
+  if (discovery) {
+    // Loaded at start, and only with the option on: most users never turn discovery on.
+    service.discovery = lazyStartable(async () => new (await import("../discovery/discovery.ts")).Discovery({
+      automations: service, manager: deps.manager, host: deps.host, clock: deps.clock, config: discovery,
       log: (message, error) => ctx.logError(message, error),
-    });
+    }), (error) => ctx.logError("Discovery could not start", error));
   }
   service.sources = new EventSources({
     store: new EventTriggerStore(deps.store.db, deps.store.projectId),
@@ -87,4 +88,25 @@ export function askForAutomationsByDefault(config: { permission?: unknown }): vo
   const permission = (config.permission ?? {}) as Record<string, unknown>;
   if (permission.background_automation !== undefined) return;
   config.permission = { ...permission, background_automation: "ask" };
+}
+
+type Startable = { start(): void; stop(): void };
+
+/** Something started and stopped like a part of the layer, but built from a module loaded at its start. */
+function lazyStartable(load: () => Promise<Startable>, onError: (error: unknown) => void): Startable {
+  let part: Startable | undefined;
+  let stopped = false;
+  return {
+    start: () => {
+      load().then((loaded) => {
+        if (stopped) return;
+        part = loaded;
+        loaded.start();
+      }).catch(onError);
+    },
+    stop: () => {
+      stopped = true;
+      part?.stop();
+    },
+  };
 }

@@ -11,7 +11,7 @@ const probe = (options: string) => `
 const { mkdtempSync } = await import("node:fs");
 const { join } = await import("node:path");
 const { tmpdir } = await import("node:os");
-const loaded = () => Object.keys(require.cache).filter((p) => p.includes("/src/workers/")).map((p) => p.split("/").at(-1)).sort();
+const loaded = () => Object.keys(require.cache).filter((p) => p.includes("/src/workers/") || p.includes("/src/discovery/")).map((p) => p.split("/").at(-1)).sort();
 const client = new Proxy({}, { get: (_, group) => group === "then" ? undefined : new Proxy({}, { get: (_, call) => async () => ({ data: call === "status" ? {} : [] }) }) });
 const plugin = (await import("./src/index.ts")).default;
 const hooks = await plugin.server({ client, project: { id: "p" }, directory: tmpdir(), worktree: tmpdir() }, { dbPath: join(mkdtempSync(join(tmpdir(), "ocbt-lazy-")), "t.db"), ...${options} });
@@ -26,9 +26,11 @@ const run = (options: string) => {
   return JSON.parse(out.stdout.trim().split("\n").at(-1)!) as { worker: boolean; loaded: string[] };
 };
 
-test("without workers the plugin loads only their option parser; with one it loads the rest", () => {
-  assert.deepEqual(run("{}"), { worker: false, loaded: ["worker-config.ts"] });
+test("without workers or discovery the plugin loads only their option parsers; with them it loads the rest", () => {
+  assert.deepEqual(run("{}"), { worker: false, loaded: ["discovery-config.ts", "worker-config.ts"] });
   const withWorker = run(`{ workers: [{ name: "box", url: "http://127.0.0.1:9", directory: "/srv/repo" }] }`);
   assert.equal(withWorker.worker, true);
   assert.ok(withWorker.loaded.includes("workers.ts") && withWorker.loaded.includes("worker-connection.ts"), withWorker.loaded.join(", "));
+  assert.ok(!withWorker.loaded.includes("discovery.ts"));
+  assert.ok(run("{ discovery: true }").loaded.includes("discovery.ts"), "discovery on: loaded at the layer's start");
 });
