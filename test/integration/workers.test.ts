@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockModel, type MockModel } from "../harness/mock-model.ts";
@@ -112,6 +112,23 @@ describe("workers on real hosts", () => {
     await stack.say(session, call(tool, args));
     return waitUntil(async () => (await toolOutputs(stack, session, tool))[before], { timeoutMs: 20_000, what: `${tool}'s answer` });
   }
+
+  it("fork onto a worker copies the parent's messages there; expect.files is checked in the worker's checkout", async () => {
+    const own = await stack.newSession("fork and evidence");
+    await stack.say(own, "Remember the code word PELICAN-42.\nREPLY noted");
+    const forked = await launch({ prompt: "REPLY forked answer", worker: "box", fork: true }, own);
+    await waitUntil(async () => task(forked).status === "completed", { timeoutMs: 20_000, what: "the forked child" });
+    const [copy] = await on("box").recentMessages(forked, 10);
+    assert.match(copy!.text, /copied from the parent session[\s\S]*PELICAN-42[\s\S]*noted/);
+    assert.equal(task(forked).result, "forked answer");
+
+    const writes = call("write", { filePath: "worker-report.md", content: "# Made on the worker\n" });
+    const ok = await launch({ prompt: writes, worker: "cube", expect: { files: ["worker-report.md"] } }, own);
+    await waitUntil(async () => task(ok).status === "completed", { timeoutMs: 20_000, what: "the writing child" });
+    assert.ok(!existsSync(join(stack.server.projectDir, "worker-report.md")), "the file is on the worker, not here");
+    const missing = await launch({ prompt: "REPLY I wrote nothing", worker: "cube", expect: { files: ["never-written.md"] } }, own);
+    await waitUntil(async () => (await toolOutputsText("background_output", { task_id: missing }, own)).includes("never-written.md does not exist"), { timeoutMs: 20_000, intervalMs: 1000, what: "the missing file found missing on the worker" });
+  });
 
   it("resume and cancel of a task on a worker go to that worker", async () => {
     const done = tasks().find((t) => t.worker === "cube")!;
