@@ -387,6 +387,13 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 16,
+    name: "command inbox: an approval names the version of the proposal the user looked at",
+    sql: `
+      ALTER TABLE dashboard_commands ADD COLUMN version TEXT; -- approve: proposalVersion() of what was shown; NULL for other kinds
+    `,
+  },
 ];
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (
