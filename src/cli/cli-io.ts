@@ -6,9 +6,22 @@ export type CliIo = {
   now(): number;
   /** Waits (proposals approve|reject polls for the outcome); setTimeout when absent. */
   sleep?(ms: number): Promise<void>;
+  /** Asks the user and returns the line typed; present only when stdin is a terminal (proposals approve). */
+  ask?(question: string): Promise<string>;
 };
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** The question goes to stderr, so stdout stays the command's output (--json). */
+async function ask(question: string): Promise<string> {
+  const { createInterface } = await import("node:readline/promises");
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return await rl.question(question);
+  } finally {
+    rl.close();
+  }
+}
 
 export const processIo: CliIo = {
   stdout: (text) => void process.stdout.write(text),
@@ -16,4 +29,5 @@ export const processIo: CliIo = {
   env: process.env,
   now: () => Date.now(),
   sleep,
+  ...(process.stdin.isTTY ? { ask } : {}),
 };

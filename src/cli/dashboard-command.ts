@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { startDashboard, type Dashboard } from "../dashboard/dashboard-server.ts";
+import { readTokenFile } from "../dashboard/token-file.ts";
 import type { CliIo } from "./cli-io.ts";
 import { openReader } from "./open-reader.ts";
 import type { CliArgs } from "./parse-cli-args.ts";
@@ -24,13 +25,38 @@ export function dashboardCommand(dbPath: string, args: CliArgs, io: CliIo): numb
       if (args.open) openBrowser(dashboard.url, io);
       stopOnSignal(dashboard);
     })
-    .catch((error: unknown) => {
+    .catch(async (error: unknown) => {
       const code = (error as { code?: string }).code;
+      const running = code === "EADDRINUSE" ? await runningDashboardUrl(dbPath, args) : undefined;
+      if (running) return openRunning(running, dbPath, args, io);
       const hint = code === "EADDRINUSE" ? ` Port ${args.port} is taken: pass --port <another> (or 0 for any free one).` : "";
       io.stderr(`The dashboard could not start: ${error instanceof Error ? error.message : String(error)}.${hint}\n`);
       process.exitCode = 1;
     });
   return 0;
+}
+
+/**
+ * The port is taken: when it is the dashboard an OpenCode serves on this database (option
+ * dashboardPort), its signed-in URL, from the token file the plugin left for the user, checked
+ * against the server (a stale file from a crash gets a 401).
+ */
+async function runningDashboardUrl(dbPath: string, args: CliArgs): Promise<string | undefined> {
+  const token = readTokenFile(dbPath, args.port!);
+  if (!token) return undefined;
+  const host = args.host === "0.0.0.0" || args.host === "::" || !args.host ? "127.0.0.1" : args.host;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${args.port}/?token=${encodeURIComponent(token)}`;
+  try {
+    const res = await fetch(url, { redirect: "manual", signal: AbortSignal.timeout(3000) });
+    return res.status === 303 ? url : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function openRunning(url: string, dbPath: string, args: CliArgs, io: CliIo): void {
+  io.stdout(`The dashboard for ${dbPath} already runs on port ${args.port} (an OpenCode serves it: plugin option dashboardPort).\n  ${url}\nOpen that URL (it carries the access token; keep it to yourself). It stops when that OpenCode stops.\n`);
+  if (args.open) openBrowser(url, io);
 }
 
 function openBrowser(url: string, io: CliIo): void {

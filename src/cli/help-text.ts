@@ -9,7 +9,8 @@ Usage:
   opencode-background-tasks runs <automation id or unique prefix> [--json]
   opencode-background-tasks webhooks [--project <id>] [--show-secret] [--json]
   opencode-background-tasks proposals [--project <id>] [--json]
-  opencode-background-tasks proposals approve|reject <proposal id or unique prefix> [--json]
+  opencode-background-tasks proposals approve <proposal id or unique prefix> [--yes] [--json]
+  opencode-background-tasks proposals reject <proposal id or unique prefix> [--json]
   opencode-background-tasks workers [--project <id>] [--json]
   opencode-background-tasks --help
 
@@ -22,19 +23,30 @@ Commands:
   dashboard  A live web page of tasks and automations, with cancel, pause, resume, run now,
            delete, and approve or reject for proposals. Prints its URL (with a one-time token);
            Ctrl-C stops it. Without --db it may start before the plugin has created the
-           database, and shows it once it exists.
+           database, and shows it once it exists. When OpenCode already serves the dashboard
+           on that port (plugin option dashboardPort), it prints (and with --open opens) a
+           signed-in URL for that one instead: the token is only ever printed here, never in
+           OpenCode's log.
   automations  Automations (scheduled background tasks) with state (paused and why), triggers,
            next run and last run.
   runs     One automation's run history, newest first: runs, skips and missed occurrences.
   webhooks Webhook triggers: name, URL, automation, deliveries waiting; --show-secret prints
            the signing secrets (shown once when created, and only here after that).
-  proposals  Automations the agent proposed (task_propose), waiting for your decision: id,
-           title, triggers, reason, who proposed it, when it expires.
-           approve enables it (no further prompt: this is your approval); reject deletes it,
-           and the same proposal is refused for the cooldown. The decision is written to the
-           command inbox (as the dashboard's buttons do) for the OpenCode of that project to
-           apply; the CLI waits up to 5 s for the outcome, else says it is queued until OpenCode
-           next runs in that project.
+  proposals  Automations the agent proposed (task_propose), waiting for your decision, each
+           with its full definition: why, every trigger in full (a command trigger's command
+           whole), prompt, agent, model, where it runs, each step's command, expect command and
+           files, channels, report, notify; who proposed it, when it expires, and its version
+           (a hash of all of it). Commands are quoted, with control and invisible characters
+           escaped and long runs of spaces pointed out.
+           approve prints the full definition again and asks "y/N" (stdin must be a terminal;
+           --yes approves without asking, for scripts). It approves exactly the version
+           printed: if the proposal changed since (say the agent called task_update), OpenCode
+           refuses it ("it changed since you looked; look again") and nothing is enabled.
+           Once approved it runs with no further prompt: this is your approval. reject deletes
+           it, and the same proposal is refused for the cooldown. The decision is written to
+           the command inbox (as the dashboard's buttons do) for the OpenCode of that project
+           to apply; the CLI waits up to 5 s for the outcome, else says it is queued until
+           OpenCode next runs in that project.
   workers  Other OpenCode servers that run children (plugin option "workers"), as each
            project's OpenCode last saw them: host, health and since when, why it is not
            healthy, tasks running against its capacity, tasks queued for it.
@@ -52,8 +64,10 @@ Options:
   --port <n>          dashboard: the port (default 4098; 0 picks a free one).
   --host <name>       dashboard: the address to listen on (default 127.0.0.1, this machine only).
   --open              dashboard: open the page in the default browser.
+  -y, --yes           proposals approve: approve the version printed without asking (for scripts).
   -h, --help          This help.
 
 Exit codes: 0 success, 1 failure (no such task or proposal, database missing or unreadable, a
-decision the plugin refused), 2 wrong usage. A decision still queued for OpenCode exits 0.
+decision the plugin refused, an approval you did not confirm), 2 wrong usage. A decision still
+queued for OpenCode exits 0.
 `;

@@ -20,6 +20,8 @@ export type CliArgs = {
   port?: number;
   host?: string;
   open?: boolean;
+  /** proposals approve: approve the version printed without asking (for scripts). */
+  yes?: boolean;
 };
 
 const OPTIONS = {
@@ -34,6 +36,7 @@ const OPTIONS = {
   host: { type: "string" },
   open: { type: "boolean" },
   "show-secret": { type: "boolean" },
+  yes: { type: "boolean", short: "y" },
 } as const;
 
 const ALLOWED_OPTIONS: Record<Exclude<CliCommand, "help">, string[]> = {
@@ -44,7 +47,7 @@ const ALLOWED_OPTIONS: Record<Exclude<CliCommand, "help">, string[]> = {
   automations: ["db", "project", "json"],
   runs: ["db", "project", "json"],
   webhooks: ["db", "project", "json", "show-secret"],
-  proposals: ["db", "project", "json"],
+  proposals: ["db", "project", "json", "yes"],
   workers: ["db", "project", "json"],
 };
 
@@ -70,6 +73,7 @@ export function parseCliArgs(argv: string[]): CliArgs {
     all: values.all ?? false,
     json: values.json ?? false,
     ...(command === "webhooks" ? { showSecret: values["show-secret"] ?? false } : {}),
+    ...(command === "proposals" ? { yes: values.yes ?? false } : {}),
     ...(command === "dashboard" ? { port: parsePort(values.port), host: values.host ?? "127.0.0.1", open: values.open ?? false } : {}),
   };
 }

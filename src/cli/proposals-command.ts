@@ -1,5 +1,3 @@
-import { firstLine, isoTime } from "../automations/automation-text.ts";
-import { describeTrigger } from "../automations/trigger-spec.ts";
 import { CommandInbox } from "../inbox/command-inbox.ts";
 import type { InboxCommand } from "../inbox/inbox-command.ts";
 import { PROPOSAL_EXPIRY_MS } from "../proposals/proposal-rules.ts";
@@ -8,7 +6,8 @@ import { openSqlite } from "../store/sqlite-driver.ts";
 import type { ProjectAutomation, TaskReader } from "../store/task-reader.ts";
 import { CliError } from "./cli-error.ts";
 import { sleep, type CliIo } from "./cli-io.ts";
-import { formatTable, type Column } from "./format-table.ts";
+import { proposalText } from "./proposal-text.ts";
+import { proposalVersion } from "../proposals/proposal-version.ts";
 import type { CliArgs } from "./parse-cli-args.ts";
 
 /** How long `proposals approve|reject` waits for an OpenCode of the project to apply the command. */
@@ -18,33 +17,48 @@ const POLL_MS = 100;
 type Decision = "approve" | "reject";
 
 /**
- * `proposals`: the proposals waiting for a decision. `proposals approve|reject <id>`: writes the
- * decision to the command inbox for an OpenCode of that project to apply, and waits briefly for
- * its outcome. Returns a promise only for a decision (the reader is closed by then).
+ * `proposals`: the proposals waiting for a decision, each with its full definition.
+ * `proposals approve|reject <id>`: writes the decision to the command inbox for an OpenCode of
+ * that project to apply, and waits briefly for its outcome. approve first prints the full
+ * definition and asks y/N on a terminal (--yes for scripts; without a terminal and without --yes
+ * it refuses), and names the version it printed: the plugin refuses it if the proposal changed.
+ * Returns a promise only for a decision (the reader is closed by then).
  */
 export function proposalsCommand(reader: TaskReader, dbPath: string, args: CliArgs, io: CliIo): Promise<number> | undefined {
   const [action, wanted] = args.operands;
   if (action === undefined) return void listProposals(reader, args, io);
   const proposal = findProposal(reader, wanted!, args.project);
   const directory = reader.projects().find((p) => p.id === proposal.projectId)?.directory;
-  return decide(dbPath, action as Decision, proposal, directory, args, io);
+  if (action === "reject") return decide(dbPath, "reject", proposal, undefined, directory, args, io);
+  return approve(dbPath, proposal, directory, args, io);
 }
 
 function listProposals(reader: TaskReader, args: CliArgs, io: CliIo): void {
   const proposals = reader.automations(args.project).filter((a) => a.proposal !== undefined);
-  if (args.json) return io.stdout(JSON.stringify(proposals.map((a) => ({ ...a, expiresAt: expiresAt(a) })), null, 2) + "\n");
+  if (args.json) {
+    return io.stdout(JSON.stringify(proposals.map((a) => ({ ...a, version: proposalVersion(a, a.triggers), expiresAt: expiresAt(a) })), null, 2) + "\n");
+  }
   if (proposals.length === 0) return io.stdout("No proposals wait for a decision.\n");
-  const now = io.now();
-  const columns: Column<ProjectAutomation>[] = [
-    { header: "ID", value: (a) => a.id },
-    { header: "TITLE", value: (a) => a.title, maxWidth: 30 },
-    { header: "TRIGGERS", value: (a) => a.triggers.map((t) => describeTrigger(t.spec)).join(", ") || "task_run only", maxWidth: 40 },
-    { header: "REASON", value: (a) => firstLine(a.proposal!.reason, 200), maxWidth: 60 },
-    { header: "PROPOSED BY", value: (a) => (a.proposal!.by === "discovery" ? "discovery" : `conversation ${a.createdBy}`) },
-    { header: "EXPIRES", value: (a) => (expiresAt(a) <= now ? "expired" : isoTime(expiresAt(a))) },
-    { header: "PROJECT", value: (a) => a.projectId, maxWidth: 16 },
-  ];
-  io.stdout(formatTable(proposals, columns) + "\nDecide with `opencode-background-tasks proposals approve <id>` or `proposals reject <id>`.\n");
+  const shown = proposals.map((a) => proposalText(a, proposalVersion(a, a.triggers), io.now()));
+  io.stdout(`${shown.join("\n\n")}\n\nDecide with \`opencode-background-tasks proposals approve <id>\` (it shows the definition again and asks) or \`proposals reject <id>\`.\n`);
+}
+
+/** Prints what would be approved, gets the user's yes, and approves exactly that version. */
+async function approve(dbPath: string, a: ProjectAutomation, directory: string | undefined, args: CliArgs, io: CliIo): Promise<number> {
+  const version = proposalVersion(a, a.triggers);
+  const show = args.json ? io.stderr : io.stdout; // --json keeps stdout for the outcome
+  show(`${proposalText(a, version, io.now())}\n\n`);
+  if (!args.yes) {
+    if (!io.ask) {
+      throw new CliError(`Not approved: approving asks you to confirm the definition above on a terminal, and stdin is not one. Run it in a terminal, or add --yes (for scripts) to approve exactly the version printed (${version}). Nothing was written.`, 1);
+    }
+    const answer = await io.ask(`Approve exactly this (version ${version.slice(0, 12)})? It enables it with its commands, no further prompt. [y/N] `);
+    if (!/^\s*y(es)?\s*$/i.test(answer)) {
+      io.stderr("Not approved: nothing was written.\n");
+      return 1;
+    }
+  }
+  return decide(dbPath, "approve", a, version, directory, args, io);
 }
 
 function expiresAt(a: ProjectAutomation): number {
@@ -63,12 +77,12 @@ function findProposal(reader: TaskReader, wanted: string, project: string | unde
   return a;
 }
 
-async function decide(dbPath: string, action: Decision, a: ProjectAutomation, directory: string | undefined, args: CliArgs, io: CliIo): Promise<number> {
+async function decide(dbPath: string, action: Decision, a: ProjectAutomation, version: string | undefined, directory: string | undefined, args: CliArgs, io: CliIo): Promise<number> {
   const db = openSqlite(dbPath);
   try {
-    migrate(db); // a database of an older plugin version lacks the inbox's source column
+    migrate(db); // a database of an older plugin version lacks the inbox's source and version columns
     const inbox = new CommandInbox(db);
-    const command = await waitForOutcome(inbox, inbox.submit(a.projectId, action, a.id, io.now(), "cli").id, io);
+    const command = await waitForOutcome(inbox, inbox.submit(a.projectId, action, a.id, io.now(), "cli", version).id, io);
     if (args.json) io.stdout(JSON.stringify(command, null, 2) + "\n");
     else report(command, action, a, directory, io);
     return command.status === "failed" ? 1 : 0;

@@ -38,6 +38,23 @@ export const APP_JS = `"use strict";
       if (Date.now() >= Number(el.dataset.unclaimedAt)) el.textContent = el.dataset.unclaimedText;
     }
   };
+  // A proposal that changed since the page showed it keeps the version the user saw, marked: a
+  // refresh never swaps what Approve approves under the cursor (the plugin refuses that version).
+  const keepSeen = (fresh) => {
+    for (const card of fresh.querySelectorAll("[data-proposal][data-version]")) {
+      const seen = document.querySelector('[data-proposal="' + CSS.escape(card.dataset.proposal) + '"][data-version]');
+      if (!seen || seen.dataset.version === card.dataset.version) continue;
+      const kept = seen.cloneNode(true);
+      kept.classList.add("changed");
+      if (!kept.querySelector(".changed-note")) {
+        const note = document.createElement("p");
+        note.className = "changed-note";
+        note.textContent = "Changed since you looked: this is the version you saw, and approving it will be refused. Reload the page to see what it is now.";
+        kept.prepend(note);
+      }
+      card.replaceWith(kept);
+    }
+  };
   let busy = false;
   let again = false;
   // At most one refresh per MIN_GAP_MS: a burst of commits (a busy child) costs a few page reads, not one each.
@@ -58,6 +75,7 @@ export const APP_JS = `"use strict";
       for (const fresh of outermost) {
         const old = document.getElementById(fresh.id);
         if (!old) continue;
+        keepSeen(fresh);
         old.replaceWith(fresh);
         localTimes(fresh);
         wire(fresh);
@@ -113,6 +131,12 @@ form.control { display: inline; } form.control button { margin-right: .3em; }
 ul.attention { padding-left: 1.2em; } .tag { font-size: 12px; padding: 0 .4em; border-radius: 3px; background: #d332; }
 article.proposal { border: 1px solid var(--line); border-left: 3px solid #b88a00; border-radius: 4px; padding: 0 .8em; margin: .6em 0; }
 article.proposal h3 { font-size: 1em; } article.proposal pre.text { margin: 0; }
+.exact { white-space: pre-wrap; overflow-wrap: anywhere; font: 12px/1.5 ui-monospace, monospace; background: #8881; padding: .1em .3em; border-radius: 3px; }
+pre.exact { display: block; margin: 0; padding: .6em; max-height: 30em; overflow: auto; }
+dl.definition dd code.exact { display: block; margin: .15em 0; }
+.exact .ws { white-space: break-spaces; background: #e8a00033; outline: 1px dotted #b88a00; }
+.exact .ctl { color: #d33; font-weight: 600; outline: 1px solid #d33; }
+.proposal.changed { border-left-color: #d33; } .changed-note { color: #d33; font-weight: 600; }
 form.filters { display: flex; gap: 1em; align-items: end; flex-wrap: wrap; }
 svg.chart { max-width: 100%; height: auto; } svg.chart text { font: 10px system-ui; fill: var(--muted); }
 `;

@@ -9,7 +9,10 @@ import type { ProjectAutomation, ProjectRef, RunFilter, RunWithTask, TaskReader 
 import { durationChart } from "./duration-chart.ts";
 import { automationState } from "./home-page.ts";
 import { runWhere } from "./worker-view.ts";
-import { proposalFields } from "./proposal-view.ts";
+import { decisionButtons, proposalFields } from "./proposal-view.ts";
+import { proposalVersion } from "../proposals/proposal-version.ts";
+import { escapeInvisible, triggerInFull } from "../proposals/proposal-definition.ts";
+import { exactText } from "./exact-text.ts";
 import { html, type SafeHtml } from "./html.ts";
 import { duration, layout, preview, projectName, status, taskHref, time } from "./page-layout.ts";
 
@@ -73,15 +76,21 @@ ${commandButton("run_now", a.projectId, a.id, back)} ${commandButton("delete", a
 
 /** A proposal is not paused: it waits for the user's decision, and nothing runs before it. */
 function proposalControls(a: ProjectAutomation, now: number, back: string): SafeHtml {
-  return html`<p>${status("proposed")} — <span id="proposal-note">a proposal from the agent, waiting for your decision: nothing runs until you approve it.</span>
-${commandButton("approve", a.projectId, a.id, back)} ${commandButton("reject", a.projectId, a.id, "/")}</p>
-${proposalFields(a, now)}`;
+  return html`<div class="proposal" data-proposal="${a.id}" data-version="${proposalVersion(a, a.triggers)}"><p>${status("proposed")} — <span id="proposal-note">a proposal from the agent, waiting for your decision: nothing runs until you approve it.</span></p>
+${proposalFields(a, now)}
+${decisionButtons(a, back, "/")}</div>`;
 }
 
 function triggerTable(triggers: Trigger[], active: boolean, now: number, waiting: Map<string, number>): SafeHtml {
   if (triggers.length === 0) return html`<p class="none">No triggers: it runs only with "Run now".</p>`;
   return html`<table><thead><tr><th>trigger</th><th>next runs (your time zone)</th></tr></thead><tbody>
-${triggers.map((t) => html`<tr><td>${describeTrigger(t.spec)}<div class="id">${t.id}</div></td><td>${active ? whenNext(t, now, waiting.get(t.id) ?? 0) : "-"}</td></tr>`)}</tbody></table>`;
+${triggers.map((t) => html`<tr><td>${triggerCell(t)}<div class="id">${t.id}</div></td><td>${active ? whenNext(t, now, waiting.get(t.id) ?? 0) : "-"}</td></tr>`)}</tbody></table>`;
+}
+
+/** The trigger in full: a command trigger's command whole, its whitespace visible. */
+function triggerCell(t: Trigger): SafeHtml {
+  const { text, exact } = triggerInFull(t.spec);
+  return html`${text ? escapeInvisible(text) : ""}${(exact ?? []).map((e) => html` ${exactText(e)}`)}`;
 }
 
 /** Schedules list their next times; event triggers say they wait for their event, and what their source reports. */
@@ -132,7 +141,7 @@ function inSteps(r: Run): boolean {
 
 function stepDefinitions(steps: Step[]): SafeHtml {
   return html`<table class="step-defs"><thead><tr><th>step</th><th>command (sh -c in the project)</th><th>timeout</th><th>on failure</th></tr></thead><tbody>
-${steps.map((s) => html`<tr><td>${s.name}</td><td><code>${s.run}</code></td><td>${s.timeout ?? "5m"}</td><td>${s.continueOnError ? "continue" : "stop"}</td></tr>`)}</tbody></table>`;
+${steps.map((s) => html`<tr><td>${s.name}</td><td>${exactText(s.run)}</td><td>${s.timeout ?? "5m"}</td><td>${s.continueOnError ? "continue" : "stop"}</td></tr>`)}</tbody></table>`;
 }
 
 /** Each step's status, exit code and time, its output's last lines folded under it. */

@@ -20,11 +20,11 @@ const CONFIRM: Partial<Record<CommandKind, string>> = {
   reject: "Reject this proposal? Proposing the same again is refused for a while (option proposalCooldownHours).",
 };
 
-/** A button that POSTs a command to the inbox and comes back to `back`. */
-export function commandButton(kind: CommandKind, projectId: string, targetId: string, back: string): SafeHtml {
+/** A button that POSTs a command to the inbox and comes back to `back`; an approval names the version shown. */
+export function commandButton(kind: CommandKind, projectId: string, targetId: string, back: string, version?: string): SafeHtml {
   return html`<form class="control" method="post" action="/command">
 <input type="hidden" name="kind" value="${kind}"><input type="hidden" name="project" value="${projectId}">
-<input type="hidden" name="target" value="${targetId}"><input type="hidden" name="back" value="${back}">
+<input type="hidden" name="target" value="${targetId}"><input type="hidden" name="back" value="${back}">${version ? html`<input type="hidden" name="version" value="${version}">` : ""}
 <button type="submit" data-kind="${kind}"${CONFIRM[kind] ? html` data-confirm="${CONFIRM[kind]}"` : ""}>${LABELS[kind]}</button></form>`;
 }
 

@@ -1,25 +1,28 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 
-export const COOKIE_NAME = "obt_dashboard";
+/** The session cookie's name carries the port: cookies are shared across ports, so two dashboards on one machine would otherwise overwrite each other's. */
+export const cookieName = (port: number) => `obt_session_${port}`;
 
 /**
  * The dashboard's one secret: a random token printed in the URL, exchanged at the first visit
- * for an HttpOnly SameSite=Strict cookie. Every request needs the cookie; a state-changing one
+ * for an HttpOnly SameSite=Strict cookie named after the port. Every request needs the cookie; a state-changing one
  * also needs an Origin header naming this server, and the Host header must name it too (so a
  * page on another site, or a DNS name rebound to 127.0.0.1, gets nothing).
  */
 export class DashboardAuth {
   readonly token: string;
   private hosts = new Set<string>();
+  private cookie = cookieName(0);
 
   constructor(token = randomBytes(24).toString("base64url")) {
     this.token = token;
   }
 
-  /** The host:port names this server answers to (set once it listens). */
-  allowHosts(names: string[]): void {
+  /** The host:port names this server answers to, and its port (set once it listens). */
+  listening(names: string[], port: number): void {
     this.hosts = new Set(names.map((n) => n.toLowerCase()));
+    this.cookie = cookieName(port);
   }
 
   hostAllowed(req: IncomingMessage): boolean {
@@ -34,7 +37,7 @@ export class DashboardAuth {
   }
 
   hasCookie(req: IncomingMessage): boolean {
-    const value = readCookie(String(req.headers.cookie ?? ""), COOKIE_NAME);
+    const value = readCookie(String(req.headers.cookie ?? ""), this.cookie);
     return value !== undefined && this.matches(value);
   }
 
@@ -45,7 +48,7 @@ export class DashboardAuth {
   }
 
   setCookieHeader(): string {
-    return `${COOKIE_NAME}=${this.token}; HttpOnly; SameSite=Strict; Path=/`;
+    return `${this.cookie}=${this.token}; HttpOnly; SameSite=Strict; Path=/`;
   }
 }
 

@@ -79,7 +79,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
       if ("error" in form) return fail(res, 400, form.error);
       const target = inbox();
       if (!target) return fail(res, 409, "There is no database yet, so there is nothing to command: OpenCode creates it when it starts with the plugin.");
-      target.submit(form.project, form.kind, form.target, now());
+      target.submit(form.project, form.kind, form.target, now(), "dashboard", form.version);
       res.writeHead(303, { location: form.back }).end();
       return;
     }
@@ -100,7 +100,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   await listen(server, options.port, options.host);
   const port = (server.address() as AddressInfo).port;
   const names = hostNames(options.host, port);
-  auth.allowHosts(names);
+  auth.listening(names, port);
   const origin = `http://${names[0]}`;
   return {
     url: `${origin}/?token=${auth.token}`,

@@ -1,21 +1,34 @@
 import type { Host } from "../host/host.ts";
 import { errorMessage } from "../core/errors.ts";
+import { defaultDbPath } from "../store/default-db-path.ts";
+
+/** The CLI's default port: the hint names --port only when the option picked another. */
+const CLI_DEFAULT_PORT = 4098;
 
 /**
  * Option dashboardPort: the dashboard served from inside OpenCode. Loaded only when asked for,
  * so an OpenCode without it pays nothing. A port already taken (another OpenCode on the same
- * database serves it) is logged, not an error. Returns the stop function for dispose.
+ * database serves it) is logged, not an error. The token is never logged nor toasted (the model
+ * can read OpenCode's log): it goes to a file only the user can read, and the log says how to
+ * open the page (`opencode-background-tasks dashboard --open` reads it). Returns the stop
+ * function for dispose.
  */
 export function serveDashboardFromPlugin(dbPath: string, port: number, host: Host): () => void {
   let stop: (() => Promise<void>) | undefined;
   let stopped = false;
-  import("./dashboard-server.ts")
-    .then(({ startDashboard }) => startDashboard({ dbPath, port, host: "127.0.0.1" }))
-    .then((dashboard) => {
+  Promise.all([import("./dashboard-server.ts"), import("./token-file.ts")])
+    .then(async ([{ startDashboard }, tokens]) => {
+      const dashboard = await startDashboard({ dbPath, port, host: "127.0.0.1" });
       if (stopped) return void dashboard.close();
-      stop = dashboard.close;
-      void host.log("info", "background tasks dashboard", { url: dashboard.url }).catch(() => undefined);
-      void host.toast({ title: "Background tasks dashboard", message: dashboard.url, variant: "info" }).catch(() => undefined);
+      const saved = saveToken(() => tokens.writeTokenFile(dbPath, port, dashboard.token), host);
+      stop = async () => {
+        tokens.removeTokenFile(dbPath, port, dashboard.token);
+        await dashboard.close();
+      };
+      const how = saved ? `To open it signed in, run \`${openCommand(dbPath, port)}\` in a terminal.` : "Its sign-in link could not be saved for the command line (see the error logged); restart OpenCode to try again.";
+      const message = `The background tasks dashboard runs at ${dashboard.origin}/. ${how}`;
+      void host.log("info", message, { origin: dashboard.origin }).catch(() => undefined);
+      void host.toast({ title: "Background tasks dashboard", message, variant: "info" }).catch(() => undefined);
     })
     .catch((error: unknown) => {
       const taken = (error as { code?: string }).code === "EADDRINUSE";
@@ -26,4 +39,21 @@ export function serveDashboardFromPlugin(dbPath: string, port: number, host: Hos
     stopped = true;
     void stop?.().catch(() => undefined);
   };
+}
+
+function saveToken(write: () => void, host: Host): boolean {
+  try {
+    write();
+    return true;
+  } catch (error) {
+    void host.log("error", "Could not save the dashboard's sign-in token for `opencode-background-tasks dashboard --open`", { error: errorMessage(error) }).catch(() => undefined);
+    return false;
+  }
+}
+
+/** The CLI command that opens this dashboard, with --port and --db only where they differ from its defaults. */
+function openCommand(dbPath: string, port: number): string {
+  const portArg = port === CLI_DEFAULT_PORT ? "" : ` --port ${port}`;
+  const dbArg = dbPath === defaultDbPath() ? "" : ` --db ${JSON.stringify(dbPath)}`;
+  return `opencode-background-tasks dashboard --open${portArg}${dbArg}`;
 }

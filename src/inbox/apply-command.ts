@@ -4,6 +4,7 @@ import { isSettled } from "../core/task.ts";
 import { parseRunBatchId } from "../automations/automation.ts";
 import type { Host } from "../host/host.ts";
 import type { InboxCommand } from "./inbox-command.ts";
+import { changedSinceLooked, proposalVersion } from "../proposals/proposal-version.ts";
 
 /**
  * Applies inbox commands (from the dashboard or the command line) through the same functions the tools use. `apply` returns the
@@ -65,7 +66,8 @@ async function applyToAutomation(automations: AutomationService, command: InboxC
 
 /**
  * Approve and reject come from the user's own act on the page or the command line: approving
- * enables without a second prompt. Deleting a proposal rejects it, as task_delete does.
+ * enables without a second prompt, but only the version the user was shown (the command names
+ * it); a proposal changed since then is refused. Deleting a proposal rejects it, as task_delete does.
  */
 function applyToProposal(automations: AutomationService, command: InboxCommand): string {
   const proposals = automations.proposals;
@@ -73,7 +75,12 @@ function applyToProposal(automations: AutomationService, command: InboxCommand):
   const id = command.targetId;
   switch (command.kind) {
     case "approve": {
-      const a = proposals.approve(id, command.source);
+      // In one transaction: no change can land between the check and the enabling.
+      const a = automations.transaction(() => {
+        const current = automations.require(id);
+        if (command.version !== proposalVersion(current, automations.triggers(current.id))) throw new Error(changedSinceLooked(current));
+        return proposals.approve(current.id, command.source);
+      });
       return `Approved "${a.title}": enabled; it runs at its triggers and reports to session ${a.reportTo}.`;
     }
     case "reject":

@@ -9,9 +9,10 @@ import { rowToCommand, type CommandKind, type CommandSource, type InboxCommand }
 export class CommandInbox {
   constructor(private readonly db: SqliteDatabase) {}
 
-  submit(projectId: string, kind: CommandKind, targetId: string, now: number, source: CommandSource = "dashboard"): InboxCommand {
-    this.db.prepare("INSERT INTO dashboard_commands (project_id, kind, target_id, status, created_at, source) VALUES (?, ?, ?, 'pending', ?, ?)")
-      .run(projectId, kind, targetId, now, source);
+  /** version: for approve, the proposalVersion() of the definition the user was shown (migration 16). */
+  submit(projectId: string, kind: CommandKind, targetId: string, now: number, source: CommandSource = "dashboard", version?: string): InboxCommand {
+    this.db.prepare("INSERT INTO dashboard_commands (project_id, kind, target_id, status, created_at, source, version) VALUES (?, ?, ?, 'pending', ?, ?, ?)")
+      .run(projectId, kind, targetId, now, source, version ?? null);
     const row = this.db.prepare("SELECT * FROM dashboard_commands WHERE id = last_insert_rowid()").get()!;
     return rowToCommand(row);
   }

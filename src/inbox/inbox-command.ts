@@ -24,6 +24,8 @@ export type InboxCommand = {
   endedAt?: number;
   /** What happened, or why it failed. */
   outcome?: string;
+  /** approve: the version of the proposal the user was shown (proposalVersion); another version is refused. */
+  version?: string;
 };
 
 export function isCommandKind(value: string): value is CommandKind {
@@ -44,5 +46,6 @@ export function rowToCommand(row: SqlRow): InboxCommand {
   if (row.claimed_at != null) command.claimedAt = Number(row.claimed_at);
   if (row.ended_at != null) command.endedAt = Number(row.ended_at);
   if (row.outcome != null) command.outcome = String(row.outcome);
+  if (row.version != null) command.version = String(row.version);
   return command;
 }

@@ -1,13 +1,36 @@
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, it } from "node:test";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
 import { runningTask } from "../store/task-fixtures.ts";
+import { startDashboard } from "../../src/dashboard/dashboard-server.ts";
+import { serveDashboardFromPlugin } from "../../src/dashboard/serve-from-plugin.ts";
+import { tokenFilePath, writeTokenFile } from "../../src/dashboard/token-file.ts";
+import type { Host } from "../../src/host/host.ts";
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+async function waitUntil<T>(check: () => T | undefined | false, { what, timeoutMs = 5000 }: { what: string; timeoutMs?: number }): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value) return value;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 const BIN = fileURLToPath(new URL("../../bin/opencode-background-tasks.mjs", import.meta.url));
 
@@ -107,5 +130,67 @@ describe("the dashboard command", () => {
     const [code] = await once(child, "exit");
     assert.equal(code, 1);
     assert.match(stderr, /--db <path>/);
+  });
+
+  it("`dashboard --port N` where OpenCode serves this database's dashboard (option dashboardPort): prints a signed-in URL for it, from the token file only the user can read; a stale file is not trusted", async () => {
+    const served = await startDashboard({ dbPath: db, port: 0, host: "127.0.0.1" });
+    const port = Number(new URL(served.origin).port);
+    const run = async () => {
+      const child = spawn(process.execPath, [BIN, "dashboard", "--db", db, "--port", String(port)], { stdio: ["ignore", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      child.stdout!.on("data", (c) => (stdout += c));
+      child.stderr!.on("data", (c) => (stderr += c));
+      const [code] = await once(child, "exit");
+      return { code, stdout, stderr };
+    };
+    try {
+      writeTokenFile(db, port, served.token);
+      assert.equal(statSync(tokenFilePath(db, port)).mode & 0o777, 0o600);
+      const out = await run();
+      assert.deepEqual([out.code, out.stderr], [0, ""]);
+      assert.match(out.stdout, new RegExp(`already runs on port ${port} \\(an OpenCode serves it`));
+      const url = /(http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(out.stdout)?.[1];
+      assert.equal(url, served.url, "the running dashboard's own sign-in URL");
+      const signIn = await fetch(url!, { redirect: "manual" });
+      assert.equal(signIn.status, 303);
+      assert.match(String(signIn.headers.get("set-cookie")), new RegExp(`^obt_session_${port}=`), "the cookie is named after the port");
+      writeTokenFile(db, port, "a-stale-token-from-a-crashed-opencode");
+      const stale = await run();
+      assert.equal(stale.code, 1);
+      assert.match(stale.stderr, new RegExp(`Port ${port} is taken: pass --port <another>`));
+      assert.doesNotMatch(stale.stdout, /token=/);
+    } finally {
+      await served.close();
+      rmSync(tokenFilePath(db, port), { force: true });
+    }
+  });
+});
+
+describe("the dashboard served by the plugin (option dashboardPort)", () => {
+  it("logs and toasts that it runs and how to open it, never the token; leaves the token for the CLI in a file only the user can read, removed when it stops", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "dash-plugin-"));
+    const db = join(dir, "tasks.db");
+    SqliteTaskStore.open({ path: db, projectId: "p" }).close();
+    const said: string[] = [];
+    const host = {
+      log: async (level: string, message: string, extra?: unknown) => void said.push(`${level} ${message} ${JSON.stringify(extra ?? {})}`),
+      toast: async (t: { title: string; message: string }) => void said.push(`toast ${t.title} ${t.message}`),
+    } as unknown as Host;
+    const port = await freePort();
+    const stop = serveDashboardFromPlugin(db, port, host);
+    try {
+      await waitUntil(() => said.some((s) => s.startsWith("toast")), { what: "the toast" });
+      const token = readFileSync(tokenFilePath(db, port), "utf8").trim();
+      assert.match(token, /^[\w-]{20,}$/);
+      assert.equal(statSync(tokenFilePath(db, port)).mode & 0o777, 0o600);
+      for (const line of said) assert.ok(!line.includes(token) && !line.includes("token="), `no token in: ${line}`);
+      assert.ok(said.some((s) => s.includes(`The background tasks dashboard runs at http://127.0.0.1:${port}/. To open it signed in, run \`opencode-background-tasks dashboard --open --port ${port} --db "${db}"\` in a terminal.`)), said.join("\n"));
+      assert.equal((await fetch(`http://127.0.0.1:${port}/?token=${token}`, { redirect: "manual" })).status, 303, "the file holds the served token");
+    } finally {
+      stop();
+    }
+    await waitUntil(() => !existsSync(tokenFilePath(db, port)), { what: "the token file removed" });
+    rmSync(dir, { recursive: true, force: true });
   });
 });

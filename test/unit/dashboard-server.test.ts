@@ -30,7 +30,8 @@ function send(d: Dashboard, method: string, path: string, headers: Record<string
   });
 }
 
-const cookie = `obt_dashboard=${TOKEN}`;
+/** The session cookie, named after the dashboard's port (set once it listens). */
+let cookie = "";
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
 const FORM = "application/x-www-form-urlencoded";
 
@@ -58,6 +59,7 @@ describe("dashboard server", () => {
     store.appendEvent({ taskId: "ses_perm2", at: T0 + 1, kind: "permission-asked", detail: "bash: ls" });
     store.appendEvent({ taskId: "ses_perm2", at: T0 + 2, kind: "permission-replied" });
     d = await startDashboard({ dbPath: db, port: 0, host: "127.0.0.1", token: TOKEN, livePollMs: 20 });
+    cookie = `obt_session_${new URL(d.origin).port}=${TOKEN}`;
   });
 
   after(async () => {
@@ -76,7 +78,15 @@ describe("dashboard server", () => {
 
   it("refuses a wrong token and a wrong cookie", async () => {
     assert.equal((await send(d, "GET", "/?token=nope")).status, 401);
-    assert.equal((await send(d, "GET", "/", { cookie: "obt_dashboard=nope" })).status, 401);
+    assert.equal((await send(d, "GET", "/", { cookie: `obt_session_${new URL(d.origin).port}=nope` })).status, 401);
+  });
+
+  it("takes only the cookie named after its own port: another dashboard's (another port) or the old unbound name is refused", async () => {
+    const port = Number(new URL(d.origin).port);
+    for (const other of [`obt_session_${port + 1}=${TOKEN}`, `obt_dashboard=${TOKEN}`, `obt_session_=${TOKEN}`]) {
+      assert.equal((await send(d, "GET", "/", { cookie: other })).status, 401, other);
+    }
+    assert.equal((await send(d, "GET", "/", { cookie: `obt_session_${port + 1}=x; ${cookie}` })).status, 200, "both cookies sent: its own is found");
   });
 
   it("exchanges the token in the URL for an HttpOnly SameSite=Strict cookie and drops it from the URL", async () => {
@@ -84,7 +94,7 @@ describe("dashboard server", () => {
     assert.equal(reply.status, 303);
     assert.equal(reply.headers.location, "/?project=proj_a");
     const set = String(reply.headers["set-cookie"]);
-    assert.match(set, new RegExp(`^obt_dashboard=${TOKEN};`));
+    assert.match(set, new RegExp(`^obt_session_${new URL(d.origin).port}=${TOKEN};`));
     assert.match(set, /HttpOnly/);
     assert.match(set, /SameSite=Strict/);
   });
@@ -181,7 +191,7 @@ async function openEvents(d: Dashboard): Promise<{ next(): Promise<string>; clos
   const queue: string[] = [];
   let wake: (() => void) | undefined;
   let buffer = "";
-  const req = request({ host: url.hostname, port: url.port, path: "/events", headers: { host: url.host, cookie: `obt_dashboard=${TOKEN}` } });
+  const req = request({ host: url.hostname, port: url.port, path: "/events", headers: { host: url.host, cookie } });
   await new Promise<void>((resolve, reject) => {
     req.on("response", (res) => {
       res.setEncoding("utf8");
@@ -215,6 +225,7 @@ describe("dashboard server on every interface (--host 0.0.0.0)", () => {
     const db = join(dir, "tasks.db");
     SqliteTaskStore.open({ path: db, projectId: "p" }).close();
     const d = await startDashboard({ dbPath: db, port: 0, host: "0.0.0.0", token: TOKEN });
+    cookie = `obt_session_${new URL(d.origin).port}=${TOKEN}`;
     try {
       const port = new URL(d.origin).port;
       assert.equal((await send(d, "GET", "/", { cookie, host: `127.0.0.1:${port}` })).status, 200);
@@ -237,6 +248,7 @@ describe("dashboard server before the plugin has created the database", () => {
     dir = mkdtempSync(join(tmpdir(), "dash-none-"));
     db = join(dir, "not-yet", "tasks.db");
     d = await startDashboard({ dbPath: db, port: 0, host: "127.0.0.1", token: TOKEN, livePollMs: 20 });
+    cookie = `obt_session_${new URL(d.origin).port}=${TOKEN}`;
   });
 
   after(async () => {
