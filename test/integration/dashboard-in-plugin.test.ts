@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createServer, type AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
+import { main } from "../../src/cli/main.ts";
 import { CommandInbox } from "../../src/inbox/command-inbox.ts";
 import { openSqlite } from "../../src/store/sqlite-driver.ts";
 import { launchTask, call, pluginDbPath, startStack, taskIdsIn, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
@@ -25,20 +26,36 @@ describe("the dashboard served from inside OpenCode", () => {
     await stack?.stop();
   });
 
-  it("logs its URL with the token, and that URL shows the project's tasks", async () => {
+  it("logs that it runs and how to open it, never its token; `dashboard` on that port prints a signed-in URL for it; the cookie is named after the port", async () => {
     const parent = await stack.newSession("parent: in-plugin dashboard");
     const id = await launchTask(stack, parent, { description: "seen from inside", prompt: "REPLY inside ok" });
-    const url = await waitUntil(() => new RegExp(`(http://127\\.0\\.0\\.1:${port}/\\?token=[\\w-]+)`).exec(stack.server.logs())?.[1], { timeoutMs: 10_000, what: "the dashboard URL in the log" });
-    const signIn = await fetch(url, { redirect: "manual" });
+    const hint = `The background tasks dashboard runs at http://127.0.0.1:${port}/. To open it signed in, run \`opencode-background-tasks dashboard --open --port ${port}\` in a terminal.`;
+    await waitUntil(() => stack.server.logs().includes(hint), { timeoutMs: 10_000, what: "the dashboard's line in the log" });
+    // The user's terminal: the CLI finds the running dashboard and prints its URL, token included.
+    let printed = "";
+    const db = pluginDbPath(stack.server);
+    assert.equal(await main(["dashboard", "--port", String(port), "--db", db], { stdout: (t) => void (printed += t), stderr: (t) => void (printed += t), env: {}, now: Date.now }), 0);
+    const url = await waitUntil(() => new RegExp(`(http://127\\.0\\.0\\.1:${port}/\\?token=([\\w-]+))`).exec(printed), { timeoutMs: 10_000, what: "the URL printed by the CLI" });
+    assert.match(printed, new RegExp(`already runs on port ${port} \\(an OpenCode serves it`));
+    const token = url[2]!;
+    const signIn = await fetch(url[1]!, { redirect: "manual" });
     assert.equal(signIn.status, 303);
     const cookie = signIn.headers.get("set-cookie")!.split(";")[0]!;
+    assert.equal(cookie, `obt_session_${port}=${token}`, "the cookie's name carries the port");
     const home = await waitUntil(async () => {
       const text = await (await fetch(`http://127.0.0.1:${port}/`, { headers: { cookie } })).text();
       return text.includes(id) ? text : undefined;
     }, { timeoutMs: 10_000, what: "the task on the page" });
     assert.match(home, /seen from inside/);
+    assert.equal((await fetch(`http://127.0.0.1:${port}/`, { headers: { cookie: `obt_dashboard=${token}` } })).status, 401, "the old, port-less cookie name is not taken");
     const refused = await fetch(`http://127.0.0.1:${port}/command`, { method: "POST", headers: { cookie, "content-type": "application/x-www-form-urlencoded" }, body: "kind=cancel_task&project=p&target=t" });
     assert.equal(refused.status, 403, "no Origin: refused under Bun too");
+    // Neither the server's output nor its log files (which the model can read) nor any event carry the token.
+    const logs = stack.server.logs() + (await stack.server.logFile());
+    assert.ok(logs.includes(hint), "the log files have the line too");
+    assert.ok(!logs.includes(token), "the token is in no log line");
+    assert.doesNotMatch(logs, /token=/);
+    assert.ok(!JSON.stringify(stack.events.events).includes(token), "nor in any event (toasts included)");
   });
 });
 

@@ -27,7 +27,7 @@ describe("proposals on the dashboard and the command line, on a real OpenCode", 
   let db: string;
 
   before(async () => {
-    stack = await startStack({ pluginOptions: { pollIntervalMs: 500 } });
+    stack = await startStack({ pluginOptions: { pollIntervalMs: 500, channels: { "team-chat": { url: "http://127.0.0.1:9/hook", format: "slack" } } } });
     parent = await stack.newSession("parent: proposals");
     db = pluginDbPath(stack.server);
     await waitUntil(() => existsSync(db), { what: "the plugin's database" });
@@ -115,12 +115,64 @@ describe("proposals on the dashboard and the command line, on a real OpenCode", 
     };
     const listed = await cli("proposals");
     assert.equal(listed.code, 0, listed.stderr);
-    assert.match(listed.stdout, new RegExp(`${id} +Check CI on main +every 2s +CI on main failed twice this week\\. +conversation ${parent}`));
-    const approved = await cli("proposals", "approve", id.slice(0, 8));
+    assert.match(listed.stdout, new RegExp(`^${id}  "Check CI on main"  version [0-9a-f]{32}\n[^]*  Proposed by: +the agent in conversation ${parent}, [^]*  Why: +CI on main failed twice this week\\.\n  Trigger 1: +every 2s\n  Prompt: +\\| REPLY ci check ran\n`));
+    const refused = await cli("proposals", "approve", id.slice(0, 8));
+    assert.equal(refused.code, 1, "no terminal, no --yes");
+    assert.match(refused.stderr, /stdin is not one\. Run it in a terminal, or add --yes/);
+    const approved = await cli("proposals", "approve", id.slice(0, 8), "--yes");
     assert.deepEqual([approved.code, approved.stderr], [0, ""]);
-    assert.match(approved.stdout, /^Approved "Check CI on main": enabled; it runs at its triggers/);
+    assert.match(approved.stdout, /\nApproved "Check CI on main": enabled; it runs at its triggers/);
     await firesWithoutPrompt("ci check ran");
     assert.deepEqual(decisions(id), [{ outcome: "approved", via: "cli" }]);
     assert.match((await cli("proposals")).stdout, /No proposals wait for a decision/);
+  });
+
+  it("issue 22: the card shows a 300-character command trigger, an expect command and a channel in full; an Approve after the agent changed the proposal (task_update) is refused and nothing runs", async () => {
+    const head = `git status --porcelain${" ".repeat(40)}; touch pwned-by-trigger`;
+    const command = `${head} # ${"x".repeat(300 - head.length - 3)}`;
+    const expectCommand = "test -f tidy.txt   && touch pwned-by-expect";
+    const id = idIn(await propose({
+      title: "Tidy the tree", reason: "The tree keeps getting dirty.", prompt: "REPLY tidy ran",
+      triggers: [{ command, every: "2s" }], expect: { command: expectCommand }, channels: ["team-chat"], max_runs: 1,
+    }));
+    await page.goto(dash.origin + "/");
+    const card = page.locator(`#attention [data-proposal="${id}"]`);
+    await card.waitFor({ timeout: UI_WAIT_MS });
+    assert.equal(command.length, 300);
+    const trigger = card.locator('[data-field="trigger"] code.exact');
+    assert.equal(await trigger.innerText(), command, "the command whole, its 40 spaces kept");
+    assert.equal(await trigger.evaluate((el) => getComputedStyle(el).whiteSpace), "pre-wrap");
+    assert.equal(await card.locator('[data-field="trigger"] .ws').getAttribute("title"), "40 spaces");
+    assert.equal(await card.locator('[data-field="expect-command"] code.exact').innerText(), expectCommand);
+    assert.equal(await card.locator('[data-field="channels"] code.exact').innerText(), "team-chat");
+    await page.screenshot({ path: join(screenshotDir(), "proposal-in-full.png"), fullPage: true });
+
+    // While the user reads, the agent changes what the proposal runs.
+    const updates = (await toolOutputs(stack, parent, "task_update")).length;
+    await stack.say(parent, call("task_update", { id, prompt: "REPLY tidy changed, and more" }));
+    const updated = await waitUntil(async () => (await toolOutputs(stack, parent, "task_update"))[updates], { what: "task_update's answer" });
+    assert.doesNotMatch(updated, /denied|refused|rejected/i, updated);
+    assert.equal(queryDb(db, "SELECT prompt FROM automations WHERE id = ?", id)[0].prompt, "REPLY tidy changed, and more");
+    // The page refreshes live but keeps the version the user saw, marked as changed.
+    await card.locator(".changed-note").waitFor({ timeout: UI_WAIT_MS });
+    assert.match(await card.innerText(), /REPLY tidy ran/);
+    await card.locator('button[data-kind="approve"]').click();
+    const row = page.locator(".commands tr", { hasText: id });
+    await row.locator(".s-failed").waitFor({ timeout: UI_WAIT_MS });
+    assert.match(await row.innerText(), /changed since you looked; look again/);
+
+    assert.deepEqual(queryDb(db, "SELECT enabled, proposal IS NOT NULL AS proposal FROM automations WHERE id = ?", id), [{ enabled: 0, proposal: 1 }]);
+    assert.deepEqual(decisions(id), []);
+    // Absence has no event to wait for: longer than one period of its trigger.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    assert.deepEqual(queryDb(db, "SELECT id FROM automation_runs WHERE automation_id = ?", id), [], "no run rows");
+    assert.equal(runRequest("tidy"), undefined, "no model request for it");
+    for (const file of ["pwned-by-trigger", "pwned-by-expect"]) assert.ok(!existsSync(join(stack.server.projectDir, file)), file);
+    assert.deepEqual(await pendingPermissions(stack), []);
+    // Looking again shows what it is now, under a new version.
+    await page.reload();
+    await card.waitFor({ timeout: UI_WAIT_MS });
+    assert.match(await card.innerText(), /REPLY tidy changed, and more/);
+    assert.equal(await card.locator(".changed-note").count(), 0);
   });
 });
