@@ -1,11 +1,12 @@
 /**
  * The dashboard, served by the plugin itself inside OpenCode (plugin option `dashboardPort`).
- * The plugin announces its URL, which carries the access token, in a toast and in its log.
+ * The plugin logs and toasts only that it runs (its access token must not reach OpenCode's log,
+ * which the model can read); it leaves the token in a file only the user can read, which
+ * `opencode-background-tasks dashboard --open` uses. The demo reads that file the same way.
  */
 import { createServer, type AddressInfo } from "node:net";
-import { waitUntil, type Stack } from "../test/harness/plugin-stack.ts";
-
-const TOAST_TITLE = "Background tasks dashboard";
+import { readTokenFile } from "../src/dashboard/token-file.ts";
+import { pluginDbPath, waitUntil, type Stack } from "../test/harness/plugin-stack.ts";
 
 /** A port free on 127.0.0.1 right now, for the plugin's dashboard. */
 export async function freePort(): Promise<number> {
@@ -16,14 +17,11 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** The URL from the plugin's toast (a `tui.toast.show` event), or from its log line if the toast came before the demo listened. */
+/** The signed-in URL of the plugin's dashboard, from the token file it leaves next to its database. */
 export function dashboardUrl(stack: Stack, port: number): Promise<string> {
-  const url = new RegExp(`http://127\\.0\\.0\\.1:${port}/\\?token=[\\w-]+`);
-  const fromToast = () => stack.events.events
-    .map((e) => e.properties as { title?: string; message?: string })
-    .filter((p) => p.title === TOAST_TITLE)
-    .map((p) => url.exec(p.message ?? "")?.[0])
-    .find(Boolean);
-  const fromLog = () => url.exec(stack.server.logs())?.[0];
-  return waitUntil(() => fromToast() ?? fromLog(), { timeoutMs: 15_000, intervalMs: 50, what: "the dashboard's URL from the plugin" });
+  const db = pluginDbPath(stack.server);
+  return waitUntil(() => {
+    const token = readTokenFile(db, port);
+    return token && `http://127.0.0.1:${port}/?token=${token}`;
+  }, { timeoutMs: 15_000, intervalMs: 50, what: "the dashboard's token file from the plugin" });
 }
