@@ -141,7 +141,9 @@ describe("proposals on the dashboard and the command line, on a real OpenCode", 
     assert.equal(command.length, 300);
     const trigger = card.locator('[data-field="trigger"] code.exact');
     assert.equal(await trigger.innerText(), command, "the command whole, its 40 spaces kept");
-    assert.equal(await trigger.evaluate((el) => getComputedStyle(el).whiteSpace), "pre-wrap");
+    // No DOM types in this project: the browser's getComputedStyle, reached through globalThis.
+    type Styles = { getComputedStyle(el: unknown): { whiteSpace: string } };
+    assert.equal(await trigger.evaluate((el) => (globalThis as unknown as Styles).getComputedStyle(el).whiteSpace), "pre-wrap");
     assert.equal(await card.locator('[data-field="trigger"] .ws').getAttribute("title"), "40 spaces");
     assert.equal(await card.locator('[data-field="expect-command"] code.exact').innerText(), expectCommand);
     assert.equal(await card.locator('[data-field="channels"] code.exact').innerText(), "team-chat");
