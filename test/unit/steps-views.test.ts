@@ -62,7 +62,7 @@ describe("step results in the CLI and the dashboard", () => {
     const reader = TaskReader.open(path);
     try {
       const { body } = routePage(reader, new URL("http://127.0.0.1/automation?project=proj&id=austeps1"), NOW);
-      assert.match(body, /<h2>Steps<\/h2><table class="step-defs">.*<td>pull<\/td><td><code>git pull --ff-only<\/code><\/td><td>2m<\/td><td>stop<\/td>/s);
+      assert.match(body, /<h2>Steps<\/h2><table class="step-defs">.*<td>pull<\/td><td><code class="exact">git pull --ff-only<\/code><\/td><td>2m<\/td><td>stop<\/td>/s);
       assert.match(body, /None: steps only, no model runs\./);
       assert.match(body, /<li data-step="test"><span class="status s-failed">failed<\/span> test: exit 1 in 9\.0s<details><summary>output<\/summary><pre>not ok 3 - &lt;b&gt;parser&lt;\/b&gt;\n1 failing<\/pre><\/details><\/li>/);
       assert.doesNotMatch(body, /<b>parser/);
