@@ -39,7 +39,8 @@ Commands:
            (a hash of all of it). Commands are quoted, with control and invisible characters
            escaped and long runs of spaces pointed out.
            approve prints the full definition again and asks "y/N" (stdin must be a terminal;
-           --yes approves without asking, for scripts). It approves exactly the version
+           --yes approves without asking, for scripts). It refuses to run inside an OpenCode
+           tool call (AGENT=1 or OPENCODE=1 set, as OpenCode's bash tool does). It approves exactly the version
            printed: if the proposal changed since (say the agent called task_update), OpenCode
            refuses it ("it changed since you looked; look again") and nothing is enabled.
            Once approved it runs with no further prompt: this is your approval. reject deletes

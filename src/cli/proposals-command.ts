@@ -46,6 +46,11 @@ function listProposals(reader: TaskReader, args: CliArgs, io: CliIo): void {
 /** Prints what would be approved, gets the user's yes, and approves exactly that version. */
 async function approve(dbPath: string, a: ProjectAutomation, directory: string | undefined, args: CliArgs, io: CliIo): Promise<number> {
   const version = proposalVersion(a, a.triggers);
+  // OpenCode's bash tool runs commands with AGENT=1 and OPENCODE=1 (seen on 1.18.33): the agent
+  // asking to approve its own proposal. A speed bump, not the boundary (bash's permission is).
+  if (io.env.AGENT === "1" || io.env.OPENCODE === "1") {
+    throw new CliError(`Not approved: this runs inside an OpenCode tool call (AGENT or OPENCODE is set), and a proposal is approved by you only: run \`opencode-background-tasks proposals approve ${a.id}\` in your own terminal, or Approve on the dashboard. Nothing was written.`, 1);
+  }
   const show = args.json ? io.stderr : io.stdout; // --json keeps stdout for the outcome
   show(`${proposalText(a, version, io.now())}\n\n`);
   if (!args.yes) {

@@ -420,6 +420,18 @@ describe("issue 22: an approval shows everything that will run, and approves exa
       assert.ok(f.service.get(id)!.proposal);
     });
 
+    it("`approve` from inside an OpenCode tool call (the bash tool sets AGENT=1 and OPENCODE=1) is refused, even with --yes; nothing is written", async () => {
+      const { f, db, propose } = setup();
+      const id = await propose();
+      for (const env of [{ AGENT: "1" }, { OPENCODE: "1" }]) {
+        const out = await cli(["proposals", "approve", id, "--yes", "--db", db.path], { now: () => f.clock.now(), env, ask: async () => "y" });
+        assert.equal(out.code, 1);
+        assert.match(out.stderr, /Not approved: this runs inside an OpenCode tool call \(AGENT or OPENCODE is set\), and a proposal is approved by you only/);
+      }
+      assert.deepEqual(inboxOf(db.path), []);
+      assert.ok(f.service.get(id)!.proposal);
+    });
+
     it("on a terminal it asks y/N: no writes nothing; yes approves the version shown", async () => {
       const { f, db, pluginDb, propose, handler } = setup();
       const id = await propose();
