@@ -51,8 +51,9 @@ describe("the dashboard served from inside OpenCode", () => {
     const refused = await fetch(`http://127.0.0.1:${port}/command`, { method: "POST", headers: { cookie, "content-type": "application/x-www-form-urlencoded" }, body: "kind=cancel_task&project=p&target=t" });
     assert.equal(refused.status, 403, "no Origin: refused under Bun too");
     // Neither the server's output nor its log files (which the model can read) nor any event carry the token.
-    const logs = stack.server.logs() + (await stack.server.logFile());
-    assert.ok(logs.includes(hint), "the log files have the line too");
+    const files = await stack.server.logFile();
+    assert.ok(files.includes(hint), "the log files under $XDG_DATA_HOME/opencode/log have the line too");
+    const logs = stack.server.logs() + files;
     assert.ok(!logs.includes(token), "the token is in no log line");
     assert.doesNotMatch(logs, /token=/);
     assert.ok(!JSON.stringify(stack.events.events).includes(token), "nor in any event (toasts included)");
