@@ -394,6 +394,14 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE dashboard_commands ADD COLUMN version TEXT; -- approve: proposalVersion() of what was shown; NULL for other kinds
     `,
   },
+  {
+    version: 17,
+    name: "webhook deliveries: also deduplicated by their signed content, whatever their delivery id",
+    sql: `
+      ALTER TABLE webhook_deliveries ADD COLUMN content_key TEXT; -- sha256 of (hook, signature, body); NULL before this version
+      CREATE UNIQUE INDEX webhook_deliveries_content_once ON webhook_deliveries (trigger_id, content_key) WHERE content_key IS NOT NULL;
+    `,
+  },
 ];
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (

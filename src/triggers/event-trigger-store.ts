@@ -92,10 +92,14 @@ export class EventTriggerStore {
     return row ? { name: String(row.name), projectId: String(row.project_id), triggerId, secret: String(row.secret), createdAt: Number(row.created_at) } : undefined;
   }
 
-  /** Stores a delivery for `hook`'s project; undefined when that delivery id was stored already (a replay). */
-  insertDelivery(hook: Pick<WebhookRow, "projectId" | "triggerId">, d: { deliveryId: string; receivedAt: number; summary: string; data?: string }): number | undefined {
-    const result = this.sql(`INSERT INTO webhook_deliveries (project_id, trigger_id, delivery_id, received_at, status, summary, data)
-      VALUES (?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT DO NOTHING`).run(hook.projectId, hook.triggerId, d.deliveryId, d.receivedAt, d.summary, d.data ?? null);
+  /**
+   * Stores a delivery for `hook`'s project; undefined when that delivery id, or that signed content
+   * (`contentKey`, migration 17), was stored already (a replay). The unique indexes decide, so this
+   * holds across processes sharing the database.
+   */
+  insertDelivery(hook: Pick<WebhookRow, "projectId" | "triggerId">, d: { deliveryId: string; contentKey?: string; receivedAt: number; summary: string; data?: string }): number | undefined {
+    const result = this.sql(`INSERT INTO webhook_deliveries (project_id, trigger_id, delivery_id, content_key, received_at, status, summary, data)
+      VALUES (?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT DO NOTHING`).run(hook.projectId, hook.triggerId, d.deliveryId, d.contentKey ?? null, d.receivedAt, d.summary, d.data ?? null);
     if (result.changes === 0) return undefined;
     return Number(this.sql("SELECT last_insert_rowid() AS id").get()!.id);
   }
@@ -134,7 +138,7 @@ export class EventTriggerStore {
     this.sql("UPDATE webhook_deliveries SET status = ? WHERE id = ? AND status IN ('pending', 'claimed')").run(status, id);
   }
 
-  /** Delivery ids are remembered this long (replays inside it answer 200 and run nothing). */
+  /** Delivery ids and content keys are remembered this long (replays inside it answer 200 and run nothing). */
   purgeDeliveries(before: number): void {
     this.sql("DELETE FROM webhook_deliveries WHERE project_id = ? AND received_at < ? AND status != 'pending'").run(this.projectId, before);
   }

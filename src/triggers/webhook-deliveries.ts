@@ -5,7 +5,7 @@ import type { EventTriggerStore, Delivery } from "./event-trigger-store.ts";
 import type { FireResult } from "./source-loaders.ts";
 import type { TriggerEvent } from "./trigger-source.ts";
 
-/** Deliveries older than this are recorded as expired instead of run; their ids are remembered as long (replays). */
+/** Deliveries older than this are recorded as expired instead of run; their ids and content keys are remembered as long (replays). */
 export const DELIVERY_TTL_MS = 86_400_000;
 const DATA_CAP = 8192;
 
@@ -20,7 +20,8 @@ export type DeliveriesDeps = {
   abandonRun(runId: number): void;
 };
 
-export type IncomingDelivery = { name: string; deliveryId?: string; githubEvent?: string; contentType?: string; body: string };
+/** `contentKey`: the listener's hash of (hook, signature, body); a second delivery of the same content is a replay. */
+export type IncomingDelivery = { name: string; deliveryId?: string; githubEvent?: string; contentType?: string; body: string; contentKey?: string };
 
 /**
  * Webhook deliveries between the listener and the runs. A delivery is stored before it is
@@ -38,13 +39,13 @@ export class WebhookDeliveries {
     return hook?.active ? { secret: hook.secret } : undefined;
   }
 
-  /** The listener's accept: stores the delivery (a seen id is a replay), then fires what this project has. */
+  /** The listener's accept: stores the delivery (a seen id or content is a replay), then fires what this project has. */
   accept(incoming: IncomingDelivery): { status: 202; runId?: number | string; note?: string } | { status: 200; duplicate: true } {
     const { store, clock } = this.deps;
     const hook = store.webhook(incoming.name);
     if (!hook) throw new Error(`webhook ${incoming.name} disappeared`);
     const id = store.insertDelivery(hook, {
-      deliveryId: incoming.deliveryId ?? randomUUID(), receivedAt: clock.now(),
+      deliveryId: incoming.deliveryId ?? randomUUID(), contentKey: incoming.contentKey, receivedAt: clock.now(),
       summary: deliverySummary(incoming), data: cap(maskSecrets(incoming.body), DATA_CAP),
     });
     if (id === undefined) return { status: 200, duplicate: true };

@@ -1,12 +1,19 @@
 /**
  * The webhook HTTP listener: `POST /hooks/<name>`, signed, size- and rate-limited. It holds no
- * state beyond the rate limit: which hooks exist (`lookup`) and what a delivery does (`accept`)
+ * state beyond the rate limits: which hooks exist (`lookup`) and what a delivery does (`accept`)
  * come from the caller. Secrets, signatures and bodies are never logged.
+ *
+ * The signature is checked first: a correctly signed delivery counts only against its hook's
+ * limit, and requests that fail the check count against their source address's own limit, so a
+ * flood of unsigned requests cannot crowd out the signed ones. A name with no (active) hook is
+ * checked against a random secret and answered exactly as a wrong signature: a stranger cannot
+ * tell which names exist.
  */
+import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { WebhookRateLimit } from "./webhook-rate-limit.ts";
-import { verifyWebhookSignature } from "./webhook-signature.ts";
+import { newWebhookSecret, verifyWebhookSignature } from "./webhook-signature.ts";
 
 export type WebhookDelivery = {
   name: string;
@@ -17,6 +24,8 @@ export type WebhookDelivery = {
   contentType?: string;
   /** The raw body as UTF-8 text, at most maxBodyBytes. */
   body: string;
+  /** sha256 of (hook, signature, body) in hex: the same signed content under any (or no) delivery id. */
+  contentKey: string;
 };
 
 /** 202: stored (and maybe started: runId); 200: a delivery id already seen, not run again. */
@@ -25,11 +34,14 @@ export type AcceptAnswer = { status: 202; runId?: number | string; note?: string
 export type WebhookLog = (level: "debug" | "info" | "warn" | "error", message: string, extra?: Record<string, unknown>) => void | Promise<void>;
 
 export type WebhookHandlerOptions = {
-  /** The hook's secret, or undefined when no hook has that name (404). May be async. */
+  /** The hook's secret, or undefined when no hook of that name takes deliveries (401, as a wrong signature). May be async. */
   lookup(name: string): { secret: string } | undefined | Promise<{ secret: string } | undefined>;
   /** Stores the delivery before it is answered. Throwing answers 500 (logged); the sender retries. */
   accept(delivery: WebhookDelivery): AcceptAnswer | Promise<AcceptAnswer>;
-  /** Deliveries per hook in any 60 s window; 0 turns the limit off. Default 60. */
+  /**
+   * Signed deliveries per hook, and refused requests per source address, in any 60 s window;
+   * 0 turns the limits off. Default 60.
+   */
   ratePerMinute?: number;
   /** Largest body accepted, in bytes (413 above it). Default 1 MB. */
   maxBodyBytes?: number;
@@ -44,6 +56,8 @@ export type WebhookListener = { listening: true; /** e.g. http://127.0.0.1:4097 
 
 const DEFAULT_MAX_BODY = 1_048_576;
 const RATE_WARN_EVERY_MS = 60_000;
+/** Source addresses the refusal limit (and the log's once-a-minute) keeps at most. */
+const MAX_ADDRESSES = 10_000;
 
 /**
  * Listens on host:port. Never throws: a port already taken (another OpenCode process listens
@@ -79,37 +93,53 @@ export async function startWebhookListener(options: WebhookListenerOptions): Pro
 
 /** The request handler alone (the benchmark mounts it beside an unsigned route). */
 export function webhookHandler(options: WebhookHandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const limit = new WebhookRateLimit(options.ratePerMinute ?? 60);
+  const ratePerMinute = options.ratePerMinute ?? 60;
+  const signedLimit = new WebhookRateLimit(ratePerMinute);
+  const refusedLimit = new WebhookRateLimit(ratePerMinute, MAX_ADDRESSES);
+  const decoySecret = newWebhookSecret();
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
   if (!Number.isInteger(maxBody) || maxBody < 1) throw new Error(`maxBodyBytes must be a whole number of bytes >= 1, got ${maxBody}`);
   const now = options.now ?? Date.now;
-  const lastRateWarning = new Map<string, number>();
+  const lastWarning = new Map<string, number>();
   const log: WebhookLog = (level, message, extra) => safeLog(options.log, level, message, extra);
+  /** One warning a minute per key: a flood of refusals does not flood OpenCode's log. */
+  const warnOnce = (key: string, message: string, extra: Record<string, unknown>) => {
+    if (now() - (lastWarning.get(key) ?? -Infinity) < RATE_WARN_EVERY_MS) return;
+    if (lastWarning.size >= MAX_ADDRESSES) lastWarning.clear();
+    lastWarning.set(key, now());
+    log("warn", message, extra);
+  };
+  const tooMany = (req: IncomingMessage, res: ServerResponse, wait: number, error: string) =>
+    reply(req, res, 429, { error }, { "retry-after": String(Math.ceil(wait / 1000)) });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const name = hookName(req.url);
     if (name === undefined) return reply(req, res, 404, { error: "not found: deliveries go to POST /hooks/<name>" });
     if (req.method !== "POST") return reply(req, res, 405, { error: "only POST is accepted" }, { allow: "POST" });
-    const hook = await options.lookup(name);
-    if (!hook) return reply(req, res, 404, { error: `no webhook named "${name}"` });
-    const wait = limit.take(name, now());
-    if (wait > 0) {
-      if (now() - (lastRateWarning.get(name) ?? -Infinity) >= RATE_WARN_EVERY_MS) {
-        lastRateWarning.set(name, now());
-        log("warn", `webhook ${name}: deliveries over the rate limit are refused (429)`, { hook: name, ratePerMinute: options.ratePerMinute ?? 60 });
-      }
-      return reply(req, res, 429, { error: "too many deliveries for this hook; retry later" }, { "retry-after": String(Math.ceil(wait / 1000)) });
-    }
     const body = await readBody(req, maxBody);
     if (body === "gone") return void req.socket.destroy();
     if (body === "too large") {
-      log("warn", `webhook ${name}: delivery refused, body over ${maxBody} bytes (413)`, { hook: name });
+      warnOnce(`413 ${name}`, `webhook delivery refused, body over ${maxBody} bytes (413)`, {});
       return reply(req, res, 413, { error: `body over ${maxBody} bytes` });
     }
-    const check = verifyWebhookSignature(hook.secret, req.headers, body, now());
-    if (!check.ok) {
-      log("warn", `webhook ${name}: delivery refused (401): ${check.reason}`, { hook: name });
-      return reply(req, res, 401, { error: check.reason });
+    const hook = await options.lookup(name);
+    const check = verifyWebhookSignature(hook?.secret ?? decoySecret, req.headers, body, now());
+    if (!hook || !check.ok) {
+      const address = req.socket.remoteAddress ?? "unknown";
+      const wait = refusedLimit.take(address, now());
+      if (wait > 0) {
+        warnOnce(`429 ${address}`, "webhook requests that fail the signature check are over the rate limit for their address; refused (429)", { from: address, ratePerMinute });
+        return tooMany(req, res, wait, "too many unsigned or wrongly signed requests; retry later");
+      }
+      const reason = check.ok ? "the signature does not match the body" : check.reason;
+      if (hook) warnOnce(`401 ${name}`, `webhook ${name}: delivery refused (401): ${reason}`, { hook: name, from: address });
+      else warnOnce("401 unknown", "webhook request for a name with no active hook refused (401, as a wrong signature)", { from: address });
+      return reply(req, res, 401, { error: reason });
+    }
+    const wait = signedLimit.take(name, now());
+    if (wait > 0) {
+      warnOnce(`429 ${name}`, `webhook ${name}: deliveries over the rate limit are refused (429)`, { hook: name, ratePerMinute });
+      return tooMany(req, res, wait, "too many deliveries for this hook; retry later");
     }
     const answer = await options.accept({
       name,
@@ -117,6 +147,7 @@ export function webhookHandler(options: WebhookHandlerOptions): (req: IncomingMe
       githubEvent: single(req.headers["x-github-event"]),
       contentType: single(req.headers["content-type"]),
       body: body.toString("utf8"),
+      contentKey: contentKey(name, check.signature, body),
     });
     if (answer.status === 200) return reply(req, res, 200, { duplicate: true });
     reply(req, res, 202, { accepted: true, run: answer.runId ?? null, ...(answer.note ? { note: answer.note } : {}) });
@@ -225,6 +256,11 @@ function safeLog(log: WebhookLog | undefined, level: Parameters<WebhookLog>[0], 
   } catch {
     // A logger that throws has nowhere else to report to.
   }
+}
+
+/** The dedupe key of a signed delivery's content: its hook, its verified signature and its body. */
+function contentKey(name: string, signature: string, body: Buffer): string {
+  return createHash("sha256").update(`${name}\n${signature}\n`).update(body).digest("hex");
 }
 
 function single(value: string | string[] | undefined): string | undefined {

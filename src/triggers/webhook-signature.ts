@@ -5,7 +5,8 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 
-export type SignatureCheck = { ok: true; deliveryId?: string } | { ok: false; reason: string };
+/** `signature`: the matching HMAC in hex, one per delivery content (the dedupe key is made from it, never logged). */
+export type SignatureCheck = { ok: true; deliveryId?: string; signature: string } | { ok: false; reason: string };
 
 /** Header values as node:http gives them (lower-case names); other casings are looked up too. */
 export type WebhookHeaders = Record<string, string | string[] | undefined>;
@@ -48,8 +49,9 @@ function verifyGithub(secret: string, value: string, deliveryId: string | undefi
   if (!value.trim().toLowerCase().startsWith("sha256=") || !SHA256_HEX.test(hex)) {
     return { ok: false, reason: "X-Hub-Signature-256 is malformed: expected sha256=<64 hex digits>" };
   }
-  if (!sameBytes(githubDigest(secret, body), Buffer.from(hex, "hex"))) return { ok: false, reason: "X-Hub-Signature-256 does not match the body" };
-  return deliveryId ? { ok: true, deliveryId } : { ok: true };
+  const expected = githubDigest(secret, body);
+  if (!sameBytes(expected, Buffer.from(hex, "hex"))) return { ok: false, reason: "X-Hub-Signature-256 does not match the body" };
+  return { ok: true, ...(deliveryId ? { deliveryId } : {}), signature: expected.toString("hex") };
 }
 
 function verifyStandard(secret: string, headers: WebhookHeaders, body: Buffer, now: number): SignatureCheck {
@@ -66,7 +68,7 @@ function verifyStandard(secret: string, headers: WebhookHeaders, body: Buffer, n
     const encoded = part.slice(3);
     return BASE64.test(encoded) && sameBytes(expected, Buffer.from(encoded, "base64"));
   });
-  return match ? { ok: true, deliveryId: id } : { ok: false, reason: "no v1 signature in webhook-signature matches the body" };
+  return match ? { ok: true, deliveryId: id, signature: expected.toString("hex") } : { ok: false, reason: "no v1 signature in webhook-signature matches the body" };
 }
 
 function githubDigest(secret: string, body: Buffer): Buffer {

@@ -5,6 +5,7 @@ import { parseTrigger, TriggerSpecError } from "../../src/automations/trigger-sp
 import type { SourceLoaders } from "../../src/triggers/source-loaders.ts";
 import type { SourceContext } from "../../src/triggers/trigger-source.ts";
 import { EventTriggerStore } from "../../src/triggers/event-trigger-store.ts";
+import { openSqlite } from "../../src/store/sqlite-driver.ts";
 import { WebhookDeliveries, DELIVERY_TTL_MS } from "../../src/triggers/webhook-deliveries.ts";
 import { LEASE_MS, TICK_MS } from "../../src/triggers/event-sources.ts";
 import { MAX_SLEEP_MS } from "../../src/automations/automation-scheduler.ts";
@@ -199,7 +200,30 @@ describe("webhook deliveries", () => {
     assert.deepEqual(f.autoStore.runs(a.id).map((r) => [r.status, r.eventFolded ?? 0]), [["skipped", 0], ["running", 0]]);
     assert.match(f.host.promptsTo(f.children()[0]!)[0]!.text, /\[Event: POST \/hooks\/deploy \(push\)\]\n\{"ref":"main"\}/);
     f.service.update(a.id, { enabled: false });
-    assert.equal(deliveries.secretOf("deploy"), undefined, "paused: the route answers 404");
+    assert.equal(deliveries.secretOf("deploy"), undefined, "paused: the route answers 401, as an unknown name");
+  });
+
+  it("the same signed content under three different or missing delivery ids is stored and run once, also from another connection", async () => {
+    const f = setup();
+    const a = f.create({}, [{ webhook: "deploy" }]);
+    await f.flush();
+    const deliveries = f.service.sources!.deliveries;
+    const same = { name: "deploy", githubEvent: "push", body: '{"ref":"main"}', contentKey: "a".repeat(64) };
+    assert.equal(deliveries.accept({ ...same, deliveryId: "d-1" }).status, 202);
+    assert.deepEqual(deliveries.accept({ ...same, deliveryId: "d-2" }), { status: 200, duplicate: true });
+    assert.deepEqual(deliveries.accept({ ...same }), { status: 200, duplicate: true });
+    // Another OpenCode process on the same database file: its own connection.
+    const conn = openSqlite(f.dbPath);
+    after(() => conn.close());
+    const other = new WebhookDeliveries({
+      store: new EventTriggerStore(conn, "proj"), clock: f.clock, holder: "pid2-y", isDead: () => false,
+      fire: () => assert.fail("a duplicate must not fire"), recordSkip: () => {}, abandonRun: () => {},
+    });
+    assert.deepEqual(other.accept({ ...same, deliveryId: "d-3" }), { status: 200, duplicate: true });
+    assert.equal(deliveries.accept({ ...same, deliveryId: "d-4", contentKey: "b".repeat(64) }).status, 202, "other content runs");
+    await f.flush();
+    assert.equal(f.autoStore.runs(a.id).length, 2);
+    assert.equal(conn.prepare("SELECT count(*) AS n FROM webhook_deliveries").get()!.n, 2);
   });
 
   it("a delivery taken by another project's listener waits for this project's process; old ones expire", async () => {

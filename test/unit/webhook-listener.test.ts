@@ -98,7 +98,8 @@ describe("webhook listener", () => {
     const reply = await send(hook.url, "/hooks/deploy", { headers: githubHeaders(BODY), body: BODY });
     assert.equal(reply.status, 202);
     assert.deepEqual(JSON.parse(reply.body), { accepted: true, run: 1 });
-    assert.deepEqual(hook.accepted, [{ name: "deploy", deliveryId: "gh-delivery-1", githubEvent: "push", contentType: "application/json", body: BODY }]);
+    const contentKey = hook.accepted[0]?.contentKey;
+    assert.deepEqual(hook.accepted, [{ name: "deploy", deliveryId: "gh-delivery-1", githubEvent: "push", contentType: "application/json", body: BODY, contentKey }]);
   });
 
   it("accepts a good Standard Webhooks signature once, with an async accept and its note", async (t) => {
@@ -142,11 +143,24 @@ describe("webhook listener", () => {
     assert.equal((await send(hook.url, "/hooks/deploy", { headers: githubHeaders(BODY), body: BODY })).status, 202);
   });
 
-  it("answers 404 to an unknown hook or path, and 405 with Allow: POST to a GET", async (t) => {
+  it("answers an unknown hook exactly as a bad signature (401, same body), 404 to another path, and 405 with Allow: POST to a GET", async (t) => {
     const hook = await listener(t);
-    const unknown = await send(hook.url, "/hooks/nope", { headers: githubHeaders(BODY), body: BODY });
-    assert.equal(unknown.status, 404);
-    assert.match(JSON.parse(unknown.body).error, /no webhook named "nope"/);
+    // Each pair: a request to an unknown name (signed with deploy's secret), and one to "deploy" that is wrong the same way.
+    const other = "whsec_another-secret-entirely";
+    const pairs: Array<[Record<string, string>, Record<string, string>]> = [
+      [githubHeaders(BODY), { ...githubHeaders(BODY), "x-hub-signature-256": signGithub(other, BODY) }],
+      [standardHeaders(BODY), standardHeaders("another body")],
+      [{ "content-type": "application/json" }, { "content-type": "application/json" }],
+      [{ ...githubHeaders(BODY), "x-hub-signature-256": "sha256=nothex" }, { ...githubHeaders(BODY), "x-hub-signature-256": "sha256=nothex" }],
+    ];
+    const shape = (r: Reply) => Object.entries(r.headers).filter(([h]) => h !== "date").sort();
+    for (const [toUnknown, toKnown] of pairs) {
+      const unknown = await send(hook.url, "/hooks/nope", { headers: toUnknown, body: BODY });
+      const known = await send(hook.url, "/hooks/deploy", { headers: toKnown, body: BODY });
+      assert.deepEqual([unknown.status, unknown.body, shape(unknown)], [known.status, known.body, shape(known)]);
+      assert.equal(unknown.status, 401);
+    }
+    assert.equal(hook.accepted.length, 0);
     for (const path of ["/", "/hooks", "/hooks/", "/hooks/deploy/more", "/other/deploy"]) {
       assert.equal((await send(hook.url, path, { headers: githubHeaders(BODY), body: BODY })).status, 404, path);
     }
@@ -162,7 +176,7 @@ describe("webhook listener", () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     t.after(() => agent.destroy());
     const body = JSON.stringify({ pad: "y".repeat(200_000) });
-    assert.equal((await send(hook.url, "/hooks/nope", { headers: githubHeaders(body), body, agent })).status, 404);
+    assert.equal((await send(hook.url, "/hooks/nope", { headers: githubHeaders(body), body, agent })).status, 401);
     assert.equal((await send(hook.url, "/hooks/deploy", { method: "PUT", body, agent })).status, 405);
     assert.equal((await send(hook.url, "/hooks/deploy", { headers: githubHeaders(BODY), body: BODY, agent })).status, 202);
   });
@@ -181,6 +195,54 @@ describe("webhook listener", () => {
     assert.equal((await send(hook.url, "/hooks/ci", { headers: githubHeaders(BODY), body: BODY })).status, 202, "another hook has its own limit");
     assert.equal((await send(hook.url, "/hooks/deploy", { method: "GET" })).status, 405);
     assert.equal(hook.logs.filter((line) => line.includes("429")).length, 1, "one warning, not one per refusal");
+  });
+
+  it("checks the signature before the rate limit: 60 unsigned POSTs, then a signed one is accepted", async (t) => {
+    const hook = await listener(t);
+    const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+    t.after(() => agent.destroy());
+    const unsigned: Reply[] = [];
+    for (let i = 0; i < 60; i++) unsigned.push(await send(hook.url, "/hooks/deploy", { headers: { "content-type": "application/json" }, body: BODY, agent }));
+    assert.deepEqual(unsigned.map((r) => r.status), new Array(60).fill(401));
+    const signed = await send(hook.url, "/hooks/deploy", { headers: githubHeaders(BODY), body: BODY, agent });
+    assert.equal(signed.status, 202);
+    assert.equal(hook.accepted.length, 1);
+  });
+
+  it("limits unsigned and wrongly signed requests per source address, apart from the signed deliveries' per-hook limit", async (t) => {
+    let now = Date.UTC(2026, 10, 26, 12, 0, 0);
+    const hook = await listener(t, { ratePerMinute: 3, now: () => now });
+    const bad = () => send(hook.url, "/hooks/deploy", { headers: githubHeaders("forged"), body: BODY });
+    const unknown = () => send(hook.url, "/hooks/nope", { headers: githubHeaders("forged"), body: BODY });
+    assert.deepEqual([(await bad()).status, (await unknown()).status, (await bad()).status], [401, 401, 401]);
+    const limited = await unknown();
+    assert.equal(limited.status, 429, "the address's fourth failure in a minute");
+    assert.equal(limited.headers["retry-after"], "60");
+    assert.equal((await bad()).status, 429);
+    const signed = (id: string) => send(hook.url, "/hooks/deploy", { headers: standardHeaders(BODY, id, now), body: BODY });
+    assert.deepEqual([(await signed("a")).status, (await signed("b")).status, (await signed("c")).status, (await signed("d")).status], [202, 202, 202, 429], "signed: their own limit per hook");
+    const warned = (what: string) => hook.logs.filter((line) => line.includes(what)).length;
+    assert.deepEqual([warned("webhook deploy: delivery refused (401)"), warned("no active hook"), warned("(429)")], [1, 1, 2], "one warning a minute for each, not one per refusal");
+    assert.ok(hook.logs.every((line) => !line.includes("nope")), "an unknown name is not logged");
+    now += 60_000;
+    assert.equal((await bad()).status, 401, "the window moved on");
+    assertNothingSecretIn(hook.logs);
+  });
+
+  it("passes a content key: the same for the same hook, signature and body whatever the delivery id", async (t) => {
+    const hook = await listener(t, { ratePerMinute: 0 });
+    const withoutId = githubHeaders(BODY);
+    delete withoutId["x-github-delivery"];
+    for (const headers of [githubHeaders(BODY, "id-1"), githubHeaders(BODY, "id-2"), withoutId]) {
+      assert.equal((await send(hook.url, "/hooks/deploy", { headers, body: BODY })).status, 202);
+    }
+    await send(hook.url, "/hooks/ci", { headers: githubHeaders(BODY, "id-1"), body: BODY });
+    await send(hook.url, "/hooks/deploy", { headers: githubHeaders(`${BODY} `, "id-1"), body: `${BODY} ` });
+    await send(hook.url, "/hooks/deploy", { headers: standardHeaders(BODY, "msg_9"), body: BODY });
+    const keys = hook.accepted.map((d) => d.contentKey);
+    assert.ok(keys.every((k) => typeof k === "string" && /^[0-9a-f]{64}$/.test(k)), String(keys));
+    assert.equal(new Set(keys.slice(0, 3)).size, 1, "three delivery ids, one key");
+    assert.equal(new Set(keys.slice(2)).size, keys.length - 2, "another hook or body: another key");
   });
 
   it("lets deliveries through again as the minute window moves (fake clock)", async (t) => {
@@ -272,7 +334,7 @@ describe("webhook listener", () => {
   });
   // The client must be Node's: Bun's own client, sending to a Bun server, gets some 400s after early answers (any Bun server, not this one).
   const underBun = process.versions.bun ? "run from Node (npx bun test uses Bun's client)" : false;
-  it("under Bun, as inside OpenCode, answers a node:http client 413 and 404 with the body unread, and keeps the connection usable", { timeout: 30_000, skip: underBun }, async (t) => {
+  it("under Bun, as inside OpenCode, answers a node:http client 413 and 401 with the body unread, and keeps the connection usable", { timeout: 30_000, skip: underBun }, async (t) => {
     const probe = `
       const { startWebhookListener } = await import(${JSON.stringify(LISTENER)});
       const l = await startWebhookListener({ host: "127.0.0.1", port: 0, ratePerMinute: 0,
@@ -295,7 +357,7 @@ describe("webhook listener", () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     t.after(() => agent.destroy());
     const padded = "y".repeat(200_000);
-    assert.equal((await send(url, "/hooks/nope", { body: padded, agent })).status, 404);
+    assert.equal((await send(url, "/hooks/nope", { body: padded, agent })).status, 401);
     assert.equal((await send(url, "/hooks/deploy", { method: "PUT", body: padded, agent })).status, 405);
     assert.equal((await send(url, "/hooks/deploy", { headers: githubHeaders(BODY), body: BODY, agent })).status, 202);
   });

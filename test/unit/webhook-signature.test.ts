@@ -33,8 +33,9 @@ describe("webhook signatures", () => {
 
   it("accepts a GitHub signature and takes the delivery id from X-GitHub-Delivery", () => {
     const headers = { "x-hub-signature-256": signGithub(SECRET, BODY), "x-github-delivery": "72d3162e-cc78-11e3-81ab-4c9367dc0958" };
-    assert.deepEqual(verifyWebhookSignature(SECRET, headers, Buffer.from(BODY), NOW), { ok: true, deliveryId: "72d3162e-cc78-11e3-81ab-4c9367dc0958" });
-    assert.deepEqual(verifyWebhookSignature(SECRET, { "X-Hub-Signature-256": signGithub(SECRET, BODY) }, BODY, NOW), { ok: true });
+    const signature = signGithub(SECRET, BODY).slice("sha256=".length);
+    assert.deepEqual(verifyWebhookSignature(SECRET, headers, Buffer.from(BODY), NOW), { ok: true, deliveryId: "72d3162e-cc78-11e3-81ab-4c9367dc0958", signature });
+    assert.deepEqual(verifyWebhookSignature(SECRET, { "X-Hub-Signature-256": signGithub(SECRET, BODY).toUpperCase().replace("SHA256=", "sha256=") }, BODY, NOW), { ok: true, signature }, "the signature comes back in one form");
   });
 
   it("refuses a GitHub signature for another body, another secret or in a bad form", () => {
@@ -52,10 +53,11 @@ describe("webhook signatures", () => {
   });
 
   it("accepts a Standard Webhooks signature, also among several, and gives webhook-id as the delivery id", () => {
-    assert.deepEqual(verifyWebhookSignature(SECRET, standardHeaders(SECRET, BODY), BODY, NOW), { ok: true, deliveryId: "msg_1" });
     const headers = standardHeaders(SECRET, BODY);
+    const signature = Buffer.from(headers["webhook-signature"].slice(3), "base64").toString("hex");
+    assert.deepEqual(verifyWebhookSignature(SECRET, headers, BODY, NOW), { ok: true, deliveryId: "msg_1", signature });
     const rotated = `v1,${Buffer.alloc(32, 7).toString("base64")} v1a,abc ${headers["webhook-signature"]}`;
-    assert.deepEqual(verifyWebhookSignature(SECRET, { ...headers, "webhook-signature": rotated }, BODY, NOW), { ok: true, deliveryId: "msg_1" });
+    assert.deepEqual(verifyWebhookSignature(SECRET, { ...headers, "webhook-signature": rotated }, BODY, NOW), { ok: true, deliveryId: "msg_1", signature });
   });
 
   it("refuses a Standard Webhooks signature over another body, id or timestamp", () => {
