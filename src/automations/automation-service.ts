@@ -166,7 +166,7 @@ export class AutomationService {
 
   /**
    * What event triggers need beyond parsing, before anything is stored: a webhook's name must be
-   * free and gets its URL and secret (the given one or a new one); `github: "."` becomes the
+   * free and gets its URL and a new secret (the user may set their own with the CLI); `github: "."` becomes the
    * project's origin repository. Returns the new webhooks' secrets by trigger id.
    */
   async prepareEventTriggers(triggers: Trigger[], inputs: TriggerInput[]): Promise<Map<string, { name: string; secret: string }>> {
@@ -180,7 +180,7 @@ export class AutomationService {
         if (sources.store.webhook(spec.name) || names.includes(spec.name)) throw new TaskError(`triggers[${i}]: the webhook name "${spec.name}" is taken; choose another, e.g. "${spec.name}-2".`);
         spec.url = sources.webhookUrl(spec.name);
         const { newWebhookSecret } = await import("../triggers/webhook-signature.ts");
-        webhooks.set(trigger.id, { name: spec.name, secret: inputs[i]?.secret ?? newWebhookSecret() });
+        webhooks.set(trigger.id, { name: spec.name, secret: newWebhookSecret() }); // never one from the tool call (parse refuses it)
       }
       if (spec.kind === "github" && spec.repo === ".") {
         const { resolveGithubRepo } = await import("../triggers/github-source.ts");

@@ -8,7 +8,14 @@ export type CliIo = {
   sleep?(ms: number): Promise<void>;
   /** Asks the user and returns the line typed; present only when stdin is a terminal (proposals approve). */
   ask?(question: string): Promise<string>;
+  /** A line typed with the echo off (webhooks set-secret); present only when stdin is a terminal. */
+  readSecret?(question: string): Promise<string>;
+  /** All of stdin; present only when stdin is not a terminal (a pipe or a file). */
+  readStdin?(): Promise<string>;
 };
+
+const readSecret = async (question: string) => (await import("./read-secret.ts")).readHiddenLine(question);
+const readStdin = async () => (await import("./read-secret.ts")).readAllStdin();
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -29,5 +36,5 @@ export const processIo: CliIo = {
   env: process.env,
   now: () => Date.now(),
   sleep,
-  ...(process.stdin.isTTY ? { ask } : {}),
+  ...(process.stdin.isTTY ? { ask, readSecret } : { readStdin }),
 };

@@ -8,6 +8,7 @@ Usage:
   opencode-background-tasks automations [--project <id>] [--json]
   opencode-background-tasks runs <automation id or unique prefix> [--json]
   opencode-background-tasks webhooks [--project <id>] [--show-secret] [--json]
+  opencode-background-tasks webhooks set-secret <name>   (the secret on stdin: typed, piped or < file)
   opencode-background-tasks proposals [--project <id>] [--json]
   opencode-background-tasks proposals approve <proposal id or unique prefix> [--yes] [--json]
   opencode-background-tasks proposals reject <proposal id or unique prefix> [--json]
@@ -31,7 +32,13 @@ Commands:
            next run and last run.
   runs     One automation's run history, newest first: runs, skips and missed occurrences.
   webhooks Webhook triggers: name, URL, automation, deliveries waiting; --show-secret prints
-           the signing secrets (shown once when created, and only here after that).
+           the signing secrets. The plugin generates each secret; it is never shown to the
+           model (tool answers say to read it here), and a tool call cannot choose one.
+           set-secret <name> sets your own (at least 16 characters): typed twice without echo
+           on a terminal, or read from stdin (a pipe or < file, the final newline dropped).
+           Never from the command line, where it would land in your shell history. It refuses
+           to run inside an OpenCode tool call (AGENT=1 or OPENCODE=1 set). Deliveries signed
+           with the old secret are refused (401) from then on.
   proposals  Automations the agent proposed (task_propose), waiting for your decision, each
            with its full definition: why, every trigger in full (a command trigger's command
            whole), prompt, agent, model, where it runs, each step's command, expect command and

@@ -34,7 +34,7 @@ export function main(argv: string[], io: CliIo = processIo): number | Promise<nu
       if (args.command === "export") exportCommand(reader, dbPath, io);
       if (args.command === "automations") automationsCommand(reader, args, io);
       if (args.command === "runs") runsCommand(reader, args, io);
-      if (args.command === "webhooks") webhooksCommand(reader, args, io);
+      if (args.command === "webhooks") waiting = webhooksCommand(reader, dbPath, args, io);
       if (args.command === "workers") workersCommand(reader, args, io);
       if (args.command === "proposals") waiting = proposalsCommand(reader, dbPath, args, io);
     } finally {

@@ -108,6 +108,7 @@ function checkOperands(command: Exclude<CliCommand, "help">, operands: string[])
     throw usageError(operands.length ? "runs takes one automation id." : "runs needs an automation id (or a unique prefix of one).");
   }
   if (command === "proposals") return checkProposalOperands(operands);
+  if (command === "webhooks") return checkWebhookOperands(operands);
   if (command !== "show" && command !== "runs" && operands.length) throw usageError(`Unexpected argument '${operands[0]}' for ${command}.`);
 }
 
@@ -117,6 +118,14 @@ function checkProposalOperands([action, id, ...rest]: string[]): void {
   if (action !== "approve" && action !== "reject") throw usageError(`Unknown proposals action '${action}': use \`proposals approve <id>\` or \`proposals reject <id>\`.`);
   if (id === undefined) throw usageError(`proposals ${action} needs a proposal id (or a unique prefix of one).`);
   if (rest.length) throw usageError(`proposals ${action} takes one proposal id.`);
+}
+
+/** `webhooks`, `webhooks set-secret <name>` (the secret comes on stdin: argv lands in shell history). */
+function checkWebhookOperands([action, name, ...rest]: string[]): void {
+  if (action === undefined) return;
+  if (action !== "set-secret") throw usageError(`Unknown webhooks action '${action}': use \`webhooks\` or \`webhooks set-secret <name>\`.`);
+  if (name === undefined) throw usageError("webhooks set-secret needs a webhook name; the secret is then read from stdin.");
+  if (rest.length) throw usageError("webhooks set-secret takes the webhook name only: the secret is read from stdin (typed, piped or < file), never on the command line, where it would land in your shell history.");
 }
 
 function parseStatuses(values: string[]): TaskStatus[] {

@@ -138,12 +138,15 @@ export async function allowStepCommands(steps: Step[] | undefined, call: CallCon
   }
 }
 
-/** The lines a tool answer adds for new webhooks: where to POST, and the secret, shown this once. */
-export function webhookLines(triggers: Trigger[], webhooks: Map<string, { name: string; secret: string }>): string[] {
+/**
+ * The lines a tool answer adds for new webhooks: where to POST, and where the user reads the
+ * secret. Never the secret itself: a tool answer goes to the model provider and the history.
+ */
+export function webhookLines(triggers: Trigger[], webhooks: Map<string, { name: string }>): string[] {
   return triggers.flatMap((t) => {
     const hook = webhooks.get(t.id);
     if (!hook || t.spec.kind !== "webhook") return [];
-    return [`Webhook ${hook.name}: POST ${t.spec.url} signed with the secret ${hook.secret} (shown only now; later: npx opencode-background-tasks webhooks --show-secret). Signatures: GitHub's X-Hub-Signature-256, or Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature).`];
+    return [`Webhook ${hook.name}: POST ${t.spec.url}, signed with a secret the plugin generated; it is not shown here: the user reads it in a terminal with \`opencode-background-tasks webhooks --show-secret\`. Signatures: GitHub's X-Hub-Signature-256, or Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature).`];
   });
 }
 

@@ -1,5 +1,6 @@
 import { GITHUB_EVENTS, type EventSpec, type GithubEventName } from "../automations/automation.ts";
 import { parseDuration, TriggerSpecError, type TriggerInput } from "../automations/trigger-input.ts";
+import { branchNameProblem } from "./github-ref.ts";
 
 const WEBHOOK_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const REPO = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
@@ -46,8 +47,8 @@ function parseWebhook(input: TriggerInput): EventSpec {
   if (!WEBHOOK_NAME.test(name)) {
     throw new TriggerSpecError(`"webhook": "${name}" must be a name of letters, digits, - and _ (at most 64), e.g. "deploy"; it becomes /hooks/<name>.`);
   }
-  if (input.secret !== undefined && String(input.secret).length < 16) {
-    throw new TriggerSpecError(`"secret" must be at least 16 characters, or left out to have one generated.`);
+  if (input.secret !== undefined) {
+    throw new TriggerSpecError(`"secret" cannot be given here: the plugin generates the webhook's secret and never shows it to the model. Leave "secret" out; the user reads it with \`opencode-background-tasks webhooks --show-secret\`, or sets their own with \`opencode-background-tasks webhooks set-secret ${name}\` in a terminal. Nothing was created.`);
   }
   return { kind: "webhook", name };
 }
@@ -60,11 +61,13 @@ function parseGithub(input: TriggerInput): EventSpec {
   if (events.length === 0 || unknown.length > 0) {
     throw new TriggerSpecError(`"events" ${unknown.length > 0 ? `has unknown ${unknown.map((e) => `"${e}"`).join(", ")}` : "is empty"}; choose from ${GITHUB_EVENTS.join(", ")}.`);
   }
-  if (input.ref !== undefined && String(input.ref).trim() === "") throw new TriggerSpecError(`"ref" must be a branch name, or left out for the default branch.`);
+  const ref = input.ref === undefined ? undefined : String(input.ref).trim();
+  const problem = ref === undefined ? undefined : branchNameProblem(ref);
+  if (problem) throw new TriggerSpecError(`"ref": ${JSON.stringify(ref)} is not a valid branch name: ${problem} (the rules of git check-ref-format --branch). Give a branch name such as "main" or "release/1.2", or leave "ref" out for the default branch.`);
   const every = input.every ?? "60s";
   return {
     kind: "github", repo, events: [...new Set(events)] as GithubEventName[], every, everyMs: parseDuration(every, "every"),
-    ...(input.ref !== undefined ? { ref: String(input.ref).trim() } : {}),
+    ...(ref !== undefined ? { ref } : {}),
   };
 }
 

@@ -178,6 +178,17 @@ describe("github source: baseline and new items", () => {
   });
 });
 
+describe("github source: the ref in the request", () => {
+  it("an odd-but-valid ref reaches GitHub percent-encoded per path segment, never as a path of its own", async () => {
+    const fake = await fakeGithub();
+    await start(fake, ["push"], { ref: "feature/a#b%c" });
+    await waitUntil(() => fake.requests.length >= 1, { what: "a poll" });
+    const paths = fake.requests.map((r) => r.path);
+    assert.equal(paths[0], `/repos/${fake.repo}/branches/feature/a%23b%25c`);
+    assert.ok(paths.every((p) => p.startsWith(`/repos/${fake.repo}/`)), paths.join(" "));
+  });
+});
+
 describe("github source: restarts", () => {
   it("what happened while stopped fires once after the restart, marked caught up; nothing repeats", async () => {
     const fake = await fakeGithub();
