@@ -5,6 +5,7 @@ import { describeTrigger } from "./trigger-spec.ts";
 import type { RunOutcome } from "./notify-policy.ts";
 import type { Step } from "./step-spec.ts";
 import { stepsCompact } from "./step-text.ts";
+import { noticeLine } from "../core/notice-line.ts";
 
 const iso = (ms: number | undefined) => (ms === undefined ? "-" : new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z"));
 
@@ -39,6 +40,18 @@ export function runNotificationText(a: Automation, run: Run, outcome: RunOutcome
     ...(extra ? [extra] : []),
     "</automation-run>",
   ].join("\n");
+}
+
+/** The line a person sees for a run: `✓ automation "main digest" · run #3 · the result…`. */
+export function runNoticeLine(a: Pick<Automation, "title">, run: Pick<Run, "runNo">, outcome: RunOutcome): string {
+  const symbol = outcome.status === "completed" ? "✓" : outcome.status === "cancelled" ? "⊘" : "✗";
+  const what = outcome.status === "completed" ? outcome.result : outcome.status === "cancelled" ? "cancelled" : (outcome.error ?? outcome.status);
+  return noticeLine(symbol, `automation "${a.title}"`, `run #${run.runNo}`, what);
+}
+
+/** The line a person sees for a pause: `⏸ automation "main digest" paused after 2 failures`. */
+export function pausedLine(a: Pick<Automation, "title" | "consecutiveFailures">): string {
+  return noticeLine("⏸", `automation "${a.title}" paused after ${a.consecutiveFailures} failures`);
 }
 
 export function pausedText(a: Automation, lastError: string): string {

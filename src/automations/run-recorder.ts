@@ -6,7 +6,7 @@ import { ACTIVE_RUN, parseRunBatchId, type Automation, type Run, type Trigger } 
 const STALE_START_MS = 120_000;
 import type { AutomationContext } from "./automation-context.ts";
 import { decideNotify, type RunOutcome } from "./notify-policy.ts";
-import { firedByText, firstLine, pausedText, runNotificationText } from "./automation-text.ts";
+import { firedByText, firstLine, pausedLine, pausedText, runNoticeLine, runNotificationText } from "./automation-text.ts";
 import type { ChannelNotice } from "../channels/channel-message.ts";
 
 /**
@@ -18,7 +18,7 @@ export class RunRecorder {
   /** Called after a run ended and its transaction committed (a waiting run may start now). */
   onRunEnded: (automationId: string) => void = () => {};
   /** A notice for the report-to session whatever the notify policy (discovery: the proposals a run made). */
-  extraNotice: (a: Automation, run: Run) => { text: string; note: string } | undefined = () => undefined;
+  extraNotice: (a: Automation, run: Run) => { text: string; line: string; note: string } | undefined = () => undefined;
   /** Whether a run in its steps phase (no task yet) is still being run, here or by another live process. */
   stepsRunning: (run: Run) => boolean = () => false;
 
@@ -60,14 +60,16 @@ export class RunRecorder {
     store.saveAutomation(updated);
     if (paused) this.skipWaiting(a.id, "paused");
     if (toChannels.length > 0) this.ctx.channels!.enqueue(channelNotice(a, { ...run, taskId: taskId ?? run.taskId }, outcome, summary, store.trigger(run.triggerId ?? "")), toChannels);
-    const texts = [
-      ...(toSession ? [runNotificationText(a, { ...run, taskId }, outcome, this.ctx.config.resultCap)] : []),
-      ...(paused && !gone ? [pausedText(updated, outcome.error ?? outcome.status)] : []),
-      ...(extra ? [extra.text] : []),
+    // Each notice: the payload for the model, and the line a person sees.
+    const notices = [
+      ...(toSession ? [{ text: runNotificationText(a, { ...run, taskId }, outcome, this.ctx.config.resultCap), line: runNoticeLine(a, run, outcome) }] : []),
+      ...(paused && !gone ? [{ text: pausedText(updated, outcome.error ?? outcome.status), line: pausedLine(updated) }] : []),
+      ...(extra ? [extra] : []),
     ];
-    if (texts.length > 0) {
+    if (notices.length > 0) {
       this.ctx.manager.enqueueNotification({
-        id: `auto:${run.id}`, parentSessionID: a.reportTo, taskId: taskId ?? run.taskId ?? a.continueTaskId ?? "", text: texts.join("\n\n"), wake: true,
+        id: `auto:${run.id}`, parentSessionID: a.reportTo, taskId: taskId ?? run.taskId ?? a.continueTaskId ?? "", wake: true,
+        text: notices.map((n) => n.text).join("\n\n"), visible: notices.map((n) => n.line).join("\n"),
         agent: a.reportAgent, model: a.reportModel,
       });
     }

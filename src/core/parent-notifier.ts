@@ -4,6 +4,7 @@ import type { PendingNotification, TaskStore } from "./task-store.ts";
 import type { Host, HostMessage, SessionActivity } from "../host/host.ts";
 import { notificationMarker, notificationText, withMarker } from "./notification-text.ts";
 import { claimHeldByOther, newClaimer } from "./outbox-claim.ts";
+import { fallbackLine, taskNoticeLine } from "./notice-line.ts";
 
 const CONFIRMED_IDLE_TRUST_MS = 250;
 /** How far back the parent is searched for a notification that may have been sent before a crash. */
@@ -77,19 +78,21 @@ export class ParentNotifier {
       parentSessionID: task.parentSessionID,
       taskId: task.id,
       text: notificationText(task, resultCap),
+      visible: taskNoticeLine(task),
       wake,
       createdAt: clock.now(),
     });
   }
 
-  /** A note that is not a settle (e.g. a task resumed after a restart): never starts a turn. */
-  recordNote(task: Task, key: string, text: string): void {
+  /** A note that is not a settle (e.g. a task resumed after a restart): never starts a turn. `visible`: the person's line. */
+  recordNote(task: Task, key: string, text: string, visible?: string): void {
     const { store, clock } = this.deps;
     store.enqueueNotification({
       id: `${task.id}:${task.resumeCount}:${key}`,
       parentSessionID: task.parentSessionID,
       taskId: task.id,
       text,
+      ...(visible !== undefined ? { visible } : {}),
       wake: false,
       createdAt: clock.now(),
     });
@@ -163,8 +166,10 @@ export class ParentNotifier {
     const latest = tasks.at(-1);
     // A notification without a task (an automation run that needed no model) names them itself.
     const own = notifications.findLast((n) => n.agent !== undefined);
+    // The person sees one plain line per notice; the model gets the tagged payloads (with their keys) too.
     await host.prompt({
       sessionID: parentID,
+      visible: notifications.map((n) => n.visible ?? fallbackLine(n.text)).join("\n"),
       text: notifications.map((n) => withMarker(n.text, n.id)).join("\n\n"),
       agent: latest?.parentAgent ?? own?.agent ?? "build",
       model: latest ? latest.parentModel : own?.model,

@@ -5,6 +5,7 @@ import { judgeCompletion } from "./completion-check.ts";
 import { RECENT_MESSAGES, type TaskLifecycle } from "./task-lifecycle.ts";
 import type { CoreContext } from "./core-context.ts";
 import type { ParentNotifier } from "./parent-notifier.ts";
+import { interruptedLine } from "./notice-line.ts";
 
 type Parts = { ctx: CoreContext; life: TaskLifecycle; notifier: ParentNotifier };
 
@@ -67,7 +68,7 @@ function claimContinue({ ctx, notifier }: Parts, task: Task): Task | undefined {
     current.progress.lastActivityAt = current.promptedAt;
     store.save(current);
     store.appendEvent({ taskId: task.id, at: current.promptedAt, kind: "interrupted", detail: "told to continue" });
-    if (current.notify !== false) notifier.recordNote(current, `interrupted-${current.promptedAt}`, interruptedNote(current));
+    if (current.notify !== false) notifier.recordNote(current, `interrupted-${current.promptedAt}`, interruptedNote(current), interruptedLine(current));
     return current;
   });
 }

@@ -13,6 +13,6 @@ export type RunningTasks = {
   stop(taskId: string, error: string): boolean;
   /** A short live note shown in the task's progress line. */
   setProgressNote(taskId: string, note: string | undefined): void;
-  /** A parent notice that never starts a turn, sent when the parent is idle (exactly once by key). */
-  notifyParent(task: Task, key: string, text: string): void;
+  /** A parent notice that never starts a turn, sent when the parent is idle (exactly once by key); `visible` is the person's line. */
+  notifyParent(task: Task, key: string, text: string, visible?: string): void;
 };

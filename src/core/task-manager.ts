@@ -53,7 +53,7 @@ export type ManagerParts = {
 };
 
 /** A parent notification put in the outbox by a layer above the core (see `enqueueNotification`). */
-export type NotificationInput = { id: string; parentSessionID: string; taskId: string; text: string; wake: boolean; agent?: string; model?: ModelRef };
+export type NotificationInput = { id: string; parentSessionID: string; taskId: string; text: string; visible?: string; wake: boolean; agent?: string; model?: ModelRef };
 
 /** What the tools call: launch, resume, cancel, wait, list, clear. */
 export class TaskManager {
@@ -162,8 +162,8 @@ export class TaskManager {
         return true;
       },
       setProgressNote: (taskId, note) => life().progress.setNote(taskId, note),
-      notifyParent: (task, key, text) => {
-        notifier.recordNote(task, key, text);
+      notifyParent: (task, key, text, visible) => {
+        notifier.recordNote(task, key, text, visible);
         // After the caller's transaction (a settle may be recording this), never inside it.
         queueMicrotask(() => ctx.log.detach("Could not deliver a parent notice", notifier.deliver(task.parentSessionID)));
       },

@@ -15,8 +15,10 @@ export type PendingNotification = {
   id: string;
   parentSessionID: string;
   taskId: string;
-  /** The text to put in the parent session. */
+  /** The payload for the parent's model (sent as a synthetic part, which a person does not see). */
   text: string;
+  /** The one plain line a person sees for it (src/core/notice-line.ts); absent in rows queued before there were lines. */
+  visible?: string;
   /** True when this notification should start a parent turn. */
   wake: boolean;
   createdAt: number;

@@ -1,4 +1,5 @@
 import type { Clock } from "../core/clock.ts";
+import { noticeLine } from "../core/notice-line.ts";
 import { DAY_MS } from "../core/clock.ts";
 import type { Host } from "../host/host.ts";
 import type { TaskManager } from "../core/task-manager.ts";
@@ -132,7 +133,7 @@ export class Discovery {
   }
 
   /** Inside the run's end: the proposals it made, told to the session; nothing when it made none. */
-  private proposalsNotice(run: Run): { text: string; note: string } | undefined {
+  private proposalsNotice(run: Run): { text: string; line: string; note: string } | undefined {
     const { automations } = this.deps;
     const since = run.startedAt ?? run.createdAt;
     const made = automations.all().filter((a) => a.proposal?.by === "discovery" && a.proposal.proposedAt >= since);
@@ -143,6 +144,8 @@ export class Discovery {
       ...lines,
       "Tell the user. Approve: task_update { id, enabled: true } (asks the user), the dashboard, or `npx opencode-background-tasks proposals approve <id>`. Reject: task_delete { id }.",
     ].join("\n");
-    return { text, note: `${made.length} proposal(s)` };
+    const titles = made.map((a) => `"${a.title}"`).join(", ");
+    const line = noticeLine("◇", `discovery proposed ${made.length} automation${made.length === 1 ? "" : "s"} while you were away: ${titles}`, "nothing runs until you approve");
+    return { text, line, note: `${made.length} proposal(s)` };
   }
 }

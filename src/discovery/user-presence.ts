@@ -10,7 +10,8 @@ const MESSAGES_PER_SESSION = 50;
 
 /**
  * The newest message the user wrote in one of the project's top-level sessions within `windowMs`,
- * or undefined. The plugin's own notices arrive as user messages too; they do not count.
+ * or undefined. The plugin's own notices arrive as user messages too; they do not count: their
+ * tagged payload is a synthetic part, hidden from the person but in the message's text.
  */
 export async function lastUserMessage(host: Host, now: number, windowMs: number): Promise<UserPresence | undefined> {
   const since = now - windowMs;

@@ -12,7 +12,7 @@ import { findContradictions } from "./contradiction-check.ts";
 import { checkExpectation, type Expectation } from "./expectation-check.ts";
 import { LoopDetector } from "./loop-detector.ts";
 import { maskSecrets } from "../core/mask-secrets.ts";
-import { milestoneText, startedDetail, type Milestone } from "./milestone-text.ts";
+import { milestoneLine, milestoneText, startedDetail, type Milestone } from "./milestone-text.ts";
 
 export type EvidenceConfig = { maxContinuations: number; expectTimeoutSeconds: number; stalledLoopLimit: number; milestones: boolean };
 
@@ -93,7 +93,8 @@ export class EvidenceService implements TaskHooks {
     const spec = this.store.spec(task.id);
     if (spec && spec.continuations > 0) this.store.putSpec(task.id, { ...spec, continuations: 0 });
     if (this.wantsMilestones(task, spec)) {
-      this.tasks.notifyParent(task, `milestone:${task.status}`, milestoneText(task, task.status as Milestone, `${task.status}.`));
+      const milestone = task.status as Milestone;
+      this.tasks.notifyParent(task, `milestone:${milestone}`, milestoneText(task, milestone, `${milestone}.`), milestoneLine(task, milestone, `${milestone}.`));
     }
   }
 
@@ -147,7 +148,7 @@ export class EvidenceService implements TaskHooks {
 
   private milestone(task: Task, milestone: Milestone, detail: string): void {
     if (!this.wantsMilestones(task, this.store.spec(task.id))) return;
-    this.tasks.notifyParent(task, `milestone:${milestone}`, milestoneText(task, milestone, detail));
+    this.tasks.notifyParent(task, `milestone:${milestone}`, milestoneText(task, milestone, detail), milestoneLine(task, milestone, detail));
   }
 
   /** Never for a task that does not notify its parent (an automation's: its layer tells by its own policy). */

@@ -1,5 +1,6 @@
 import type { Task } from "../core/task.ts";
 import { formatDuration } from "../core/format-duration.ts";
+import { noticeLine } from "../core/notice-line.ts";
 
 export type Milestone = "started" | "evidence_verified" | "completed" | "error" | "cancelled";
 
@@ -11,6 +12,13 @@ export function milestoneText(task: Task, milestone: Milestone, detail: string):
   return `<background-task-notification task_id="${task.id}" milestone="${milestone}">\n` +
     `Background task ${task.id} "${task.description}": ${detail} (a milestone notice; no reply needed)\n` +
     `</background-task-notification>`;
+}
+
+const SYMBOL: Record<Milestone, string> = { started: "▸", evidence_verified: "☑", completed: "✓", error: "✗", cancelled: "⊘" };
+
+/** The line a person sees for a milestone: `▸ find flaky tests · started`. */
+export function milestoneLine(task: Task, milestone: Milestone, detail: string): string {
+  return noticeLine(SYMBOL[milestone], task.description, detail);
 }
 
 export function startedDetail(task: Task): string {

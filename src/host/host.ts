@@ -13,7 +13,7 @@ export type HostMessage = {
   error?: string;
   /** The run was aborted (MessageAbortedError): by a user, or by OpenCode disposing the instance. */
   aborted?: boolean;
-  /** The message's text parts joined (no tool output, no reasoning). */
+  /** The message's text parts joined, synthetic ones too: what the model reads (no tool output, no reasoning). */
   text: string;
   /** The host's compaction summary of older history (an assistant message nobody asked for): never a run's answer. */
   summary?: boolean;
@@ -63,7 +63,10 @@ export type HostEvent =
 
 export type PromptInput = {
   sessionID: string;
+  /** What the model reads. With `visible`, it is sent as a synthetic part: the TUI does not show it. */
   text: string;
+  /** A plugin notice: the line a person sees (its own text part); `text` then holds the payload for the model. */
+  visible?: string;
   agent: string;
   model?: ModelRef;
   /** Store the message without starting a turn. */
@@ -76,6 +79,8 @@ export type PromptInput = {
  * Contract:
  * - Every method rejects with an Error whose message is fit to show a user when the host refuses.
  * - `prompt` returns as soon as the host has accepted the message; it never waits for the turn.
+ *   With `visible`, the message holds two text parts: `visible` as a plain part, then `text` as a
+ *   synthetic one (hidden from the person, read by the model); both come back in the message's text.
  * - `statuses` answers for all sessions in one call; a session missing from it is idle.
  * - `recentMessages` returns at most `limit` of the newest messages, oldest first.
  * - `sessionExists` is false only when the host says the session is gone, never on other errors.

@@ -28,7 +28,7 @@ export function createOpencodeHost(client: Client): Host {
     },
     async prompt(input: PromptInput) {
       const body = {
-        parts: [{ type: "text" as const, text: input.text }],
+        parts: promptParts(input),
         agent: input.agent,
         model: input.model,
         noReply: input.noReply,
@@ -69,6 +69,12 @@ export function createOpencodeHost(client: Client): Host {
       await client.app.log({ body: { service: SERVICE, level, message, extra } });
     },
   };
+}
+
+/** A notice is two text parts: the person's line, and the payload as a synthetic part the TUI does not show. */
+function promptParts({ text, visible }: PromptInput): Array<{ type: "text"; text: string; synthetic?: boolean }> {
+  if (visible === undefined) return [{ type: "text", text }];
+  return [{ type: "text", text: visible }, { type: "text", text, synthetic: true }];
 }
 
 type RawMessage = { info: any; parts: Array<{ type: string; text?: string; ignored?: boolean }> };

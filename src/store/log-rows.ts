@@ -23,5 +23,6 @@ export function rowToNotification(row: SqlRow): PendingNotification {
   if (Number(row.claims ?? 0) > 0) notification.claims = Number(row.claims);
   if (typeof row.agent === "string") notification.agent = row.agent;
   if (typeof row.model === "string") notification.model = JSON.parse(row.model) as ModelRef;
+  if (typeof row.visible === "string") notification.visible = row.visible;
   return notification;
 }

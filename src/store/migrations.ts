@@ -402,6 +402,13 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX webhook_deliveries_content_once ON webhook_deliveries (trigger_id, content_key) WHERE content_key IS NOT NULL;
     `,
   },
+  {
+    version: 18,
+    name: "notices a person can read: each outbox notification carries the plain line shown next to its payload",
+    sql: `
+      ALTER TABLE notifications ADD COLUMN visible TEXT; -- NULL: queued before this version (a line is made from the text)
+    `,
+  },
 ];
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (

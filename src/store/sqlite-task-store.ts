@@ -19,10 +19,10 @@ const UPSERT_TASK = `INSERT INTO tasks (${TASK_COLUMNS.join(", ")})
 
 // A delivered notification stays delivered: enqueueing its id again must not resurrect it.
 const UPSERT_NOTIFICATION = `INSERT INTO notifications
-  (project_id, id, parent_session_id, task_id, text, wake, created_at, agent, model) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+  (project_id, id, parent_session_id, task_id, text, wake, created_at, agent, model, visible) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (project_id, id) DO UPDATE SET parent_session_id = excluded.parent_session_id,
   task_id = excluded.task_id, text = excluded.text, wake = excluded.wake, created_at = excluded.created_at,
-  agent = excluded.agent, model = excluded.model
+  agent = excluded.agent, model = excluded.model, visible = excluded.visible
   WHERE delivered_at IS NULL`;
 
 const SELECT_SUMMARIES = `SELECT ${SUMMARY_COLUMNS.join(", ")} FROM tasks WHERE project_id = ?`;
@@ -108,7 +108,7 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   enqueueNotification(n: PendingNotification): void {
-    const params = [n.id, n.parentSessionID, n.taskId, n.text, n.wake ? 1 : 0, n.createdAt, n.agent ?? null, n.model ? JSON.stringify(n.model) : null];
+    const params = [n.id, n.parentSessionID, n.taskId, n.text, n.wake ? 1 : 0, n.createdAt, n.agent ?? null, n.model ? JSON.stringify(n.model) : null, n.visible ?? null];
     this.sql(UPSERT_NOTIFICATION).run(this.projectId, ...params);
   }
 

@@ -26,6 +26,8 @@ export class FakeHost implements Host {
   histories = new Map<string, ForkMessage[]>();
   forks: { sessionID: string; messageID?: string; childID: string }[] = [];
   private nextId = 1;
+  /** The text parts of a message sent with more than one (a notice), by message id. */
+  private partsOf = new Map<string, ForkMessage["parts"]>();
   private listener: (event: HostEvent) => void = () => {};
 
   constructor(private clock: FakeClock) {}
@@ -56,7 +58,7 @@ export class FakeHost implements Host {
   }
 
   async sessionHistory(sessionID: string): Promise<ForkMessage[]> {
-    const stored = this.histories.get(sessionID) ?? this.sessions.get(sessionID)?.messages.map(asForkMessage) ?? [];
+    const stored = this.histories.get(sessionID) ?? this.sessions.get(sessionID)?.messages.map((m) => asForkMessage(m, this.partsOf.get(m.id))) ?? [];
     return structuredClone(stored);
   }
 
@@ -68,8 +70,12 @@ export class FakeHost implements Host {
     if (this.failPrompt) throw new Error("prompt refused");
     const session = this.require(input.sessionID);
     this.prompts.push(input);
-    // As OpenCode does, a user message records the agent and model the session runs with from it on.
-    session.messages.push({ ...message("user", this.clock.now(), input.text), agent: input.agent, ...(input.model ? { model: input.model } : {}) });
+    // As OpenCode does, a user message records the agent and model the session runs with from it on,
+    // and a notice is two text parts (the line a person sees, the synthetic payload): text joins them.
+    const texts = input.visible === undefined ? [input.text] : [input.visible, input.text];
+    const stored = { ...message("user", this.clock.now(), texts.join("\n")), agent: input.agent, ...(input.model ? { model: input.model } : {}) };
+    if (input.visible !== undefined) this.partsOf.set(stored.id, [{ type: "text", text: input.visible }, { type: "text", text: input.text, synthetic: true }]);
+    session.messages.push(stored);
     if (!input.noReply) session.activity = "busy";
   }
 
@@ -138,6 +144,6 @@ function message(role: "user" | "assistant", at: number, text: string): HostMess
   return { id: `msg_${++messageSeq}`, role, createdAt: at, toolCallsPending: false, text };
 }
 
-function asForkMessage(m: HostMessage): ForkMessage {
-  return { info: { id: m.id, role: m.role, time: { created: m.createdAt, completed: m.completedAt } }, parts: m.text ? [{ type: "text", text: m.text }] : [] };
+function asForkMessage(m: HostMessage, parts?: ForkMessage["parts"]): ForkMessage {
+  return { info: { id: m.id, role: m.role, time: { created: m.createdAt, completed: m.completedAt } }, parts: parts ?? (m.text ? [{ type: "text", text: m.text }] : []) };
 }

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Host } from "../../src/host/host.ts";
+import type { ForkMessage } from "../../src/fork/fork-types.ts";
 
 export type ContractWorld = {
   host: Host;
@@ -98,6 +99,23 @@ export function hostContract(name: string, world: () => Promise<ContractWorld>):
       assert.equal(session.parentID, undefined);
       assert.ok(session.updatedAt > 1_600_000_000_000, "a time in ms");
       assert.ok(all.some((s) => s.parentID === live), "its child is listed with its parent");
+    });
+
+    it("a notice: the visible line as a plain text part, the payload as a synthetic one; the message's text holds both", { timeout: 15_000 }, async () => {
+      const { host, live } = await world();
+      const line = "✓ contract probe · 1s · a line for the person";
+      const payload = `<background-task-notification key="contract:${Date.now()}">\npayload for the model\n</background-task-notification>`;
+      await host.prompt({ sessionID: live, visible: line, text: payload, agent: "build" });
+      // A host may store an accepted prompt a moment later (docs/host-notes.md).
+      let sent: ForkMessage | undefined;
+      for (const end = Date.now() + 10_000; !sent && Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
+        sent = (await host.sessionHistory(live)).find((m) => m.info.role === "user" && m.parts.some((p) => p.text === payload));
+      }
+      assert.ok(sent, "the notice is in the session");
+      const texts = sent.parts.filter((p) => p.type === "text").map((p) => [p.text, p.synthetic === true]);
+      assert.deepEqual(texts, [[line, false], [payload, true]]);
+      const [read] = (await host.recentMessages(live, 10)).filter((m) => m.id === sent.info.id);
+      assert.ok(read && read.text.includes(line) && read.text.includes(payload), read?.text);
     });
 
     it("agents: each has a name and a mode, a primary agent among them", async () => {

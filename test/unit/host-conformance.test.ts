@@ -112,8 +112,21 @@ describe("host conformance: real events through the normaliser", () => {
 
 const { reply, tool, error, abort, deleted } = scenarios;
 
-/** A v1 client whose calls answer with what the real server answered. */
+/**
+ * A v1 client whose calls answer with what the real server answered. A prompt to the reply
+ * session is kept, as the server keeps it (its parts as sent), and read back after the captured messages.
+ */
 function replayClient(overrides: { status?: Answer } = {}) {
+  const kept: Array<{ info: Record<string, unknown>; parts: unknown[] }> = [];
+  const keep = async (call: (input: { path: { id: string } }) => Promise<unknown>, input: { path: { id: string }; body: { parts: unknown[]; agent?: string } }) => {
+    const answer = await call(input);
+    if (input.path.id === reply.sessionID) kept.push({ info: { id: `msg_kept${kept.length}`, sessionID: reply.sessionID, role: "user", time: { created: Date.now() }, agent: input.body.agent }, parts: input.body.parts });
+    return answer;
+  };
+  const withKept = (call: (input: { path: { id: string } }) => Promise<{ data: any }>) => async (input: { path: { id: string } }) => {
+    const answer = await call(input);
+    return input.path.id === reply.sessionID ? { ...answer, data: [...answer.data, ...kept] } : answer;
+  };
   const result = (a: Answer) => ({ data: a.data, error: a.error, response: { status: a.status, ok: a.status !== undefined && a.status < 300 } });
   const byId = (table: Record<string, Answer>) => async ({ path }: { path: { id: string } }) => {
     const a = table[path.id];
@@ -125,10 +138,10 @@ function replayClient(overrides: { status?: Answer } = {}) {
       create: async () => result(answers.createSession),
       list: async () => result(answers.listSessions),
       get: byId({ [reply.sessionID]: answers.getSession, [deleted.sessionID]: answers.getDeletedSession }),
-      promptAsync: byId({ [reply.sessionID]: answers.promptAsync, [deleted.sessionID]: answers.promptDeleted }),
+      promptAsync: (input: { path: { id: string }; body: { parts: unknown[] } }) => keep(byId({ [reply.sessionID]: answers.promptAsync, [deleted.sessionID]: answers.promptDeleted }), input),
       abort: byId({ [abort.sessionID]: answers.abort }),
       status: async () => result(overrides.status ?? answers.statusIdle),
-      messages: byId({ [reply.sessionID]: answers.messagesReply, [tool.sessionID]: answers.messagesTool, [error.sessionID]: answers.messagesError }),
+      messages: withKept(byId({ [reply.sessionID]: answers.messagesReply, [tool.sessionID]: answers.messagesTool, [error.sessionID]: answers.messagesError })),
     },
     app: { agents: async () => result(answers.agents) },
   };
