@@ -152,4 +152,22 @@ describe("github trigger on the real host", () => {
     const rows = JSON.stringify([query("SELECT * FROM automation_runs"), query("SELECT * FROM automation_triggers")]);
     assert.ok(!rows.includes(TOKEN), "the token is not in the database");
   });
+
+  it('a github trigger with ref "../x" is refused naming the rule; nothing is stored and GitHub is not asked', async () => {
+    const stack = stacks.at(-1)!;
+    const parent = await stack.newSession("parent: bad ref");
+    const before = github.requests.length;
+    const count = () => query<{ n: number }>("SELECT count(*) AS n FROM automations")[0]!.n;
+    const automations = count();
+    for (const ref of ["../x", "../../../../user/keys"]) {
+      await stack.say(parent, call("task_create", { title: "bad ref", prompt: "REPLY x", triggers: [{ github: "acme/widgets", events: ["push"], ref }] }));
+    }
+    const outs = await toolOutputs(stack, parent, "task_create");
+    assert.equal(outs.length, 2);
+    for (const out of outs) assert.match(out, /"ref": "[./]+(x|user\/keys)" is not a valid branch name: it contains "\.\."/, out);
+    assert.equal(count(), automations, "nothing stored");
+    await new Promise((r) => setTimeout(r, 1500)); // a poll of a stored trigger would show by now
+    assert.ok(github.requests.slice(before).every((r) => r.path.startsWith("/repos/acme/widgets/")), "no request outside the repository");
+    assert.ok(!github.requests.some((r) => r.path.startsWith("/user")), "never /user/keys");
+  });
 });

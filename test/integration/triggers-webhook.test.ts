@@ -16,7 +16,8 @@ const BIN = fileURLToPath(new URL("../../bin/opencode-background-tasks.mjs", imp
 /**
  * Webhook triggers on a real OpenCode: one server takes signed deliveries on the plugin's listener
  * (its own free port), is SIGKILLed right after a 202 and restarted on the same home, project and
- * database; the flood of the rate limit comes last, on a hook of its own.
+ * database; the floods of the rate limits come last, on hooks of their own. The secrets are read
+ * with the CLI, as a user does: no tool answer carries them.
  */
 describe("webhook triggers on the real host", () => {
   let mock: MockModel;
@@ -28,6 +29,13 @@ describe("webhook triggers on the real host", () => {
   const dbPath = join(dir, "tasks.db");
   const deploy = { id: "", url: "", secret: "" };
   const flood = { id: "", url: "", secret: "" };
+  const door = { id: "", url: "", secret: "" };
+  const cli = (args: string[], input?: string) => spawnSync(process.execPath, [BIN, "webhooks", "--db", dbPath, ...args], { encoding: "utf8", input, env: { ...process.env, AGENT: "", OPENCODE: "" } });
+  const secretFromCli = (name: string) => {
+    const listed = cli(["--show-secret", "--json"]);
+    assert.equal(listed.status, 0, listed.stderr);
+    return (JSON.parse(listed.stdout) as Array<{ name: string; secret: string }>).find((h) => h.name === name)?.secret ?? "";
+  };
 
   const start = async (reuse?: Stack) => {
     const next = await startStack({
@@ -76,12 +84,13 @@ describe("webhook triggers on the real host", () => {
   };
   const createHook = async (into: typeof deploy, title: string, name: string, prompt: string) => {
     const out = await tool("task_create", { title, prompt, triggers: [{ webhook: name }], notify: "never" });
-    const m = /Webhook (\S+): POST (\S+) signed with the secret (\S+) \(shown only now/.exec(out);
+    const m = /Webhook (\S+): POST (\S+?),? signed with/.exec(out);
     assert.ok(m, `a webhook line in: ${out}`);
     assert.equal(m[1], name);
     into.id = /Created automation (au\w+)/.exec(out)![1]!;
     into.url = m[2]!;
-    into.secret = m[3]!;
+    into.secret = secretFromCli(name);
+    assert.ok(into.secret.length >= 16, "the CLI shows the secret");
   };
 
   // ---- deliveries ----
@@ -103,17 +112,32 @@ describe("webhook triggers on the real host", () => {
   it("creates webhook triggers through task_create; the listener serves them on its port", async () => {
     await createHook(deploy, "deploy hook", "deploy", "REPLY deployed");
     await createHook(flood, "flood hook", "flood", "REPLY flooded");
+    await createHook(door, "door hook", "door", "REPLY door opened");
     assert.equal(deploy.url, `http://127.0.0.1:${webhookPort}/hooks/deploy`);
     assert.equal(flood.url, `http://127.0.0.1:${webhookPort}/hooks/flood`);
     assert.match(deploy.secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
     assert.notEqual(deploy.secret, flood.secret);
-    // The listener comes up after the create (asynchronously): an unknown name answers 404 once it is there.
-    const unknown = await waitUntil(
-      () => fetch(`http://127.0.0.1:${webhookPort}/hooks/nobody`, { method: "POST", body: "{}" }).catch(() => undefined),
+    // The listener comes up after the create (asynchronously).
+    await waitUntil(
+      () => fetch(`http://127.0.0.1:${webhookPort}/hooks/nobody`, { method: "POST", body: "{}" }).then((r) => r.arrayBuffer()).catch(() => undefined),
       { timeoutMs: 10_000, what: "the webhook listener" },
     );
-    assert.equal(unknown.status, 404);
-    assert.deepEqual(await unknown.json(), { error: 'no webhook named "nobody"' });
+  });
+
+  it("the tool answers never carry the secret: they say where the user reads it", async () => {
+    const answers = (await toolOutputs(stack, parent, "task_create")).join("\n");
+    assert.equal(answers.match(/opencode-background-tasks webhooks --show-secret/g)?.length, 3, answers);
+    for (const secret of [deploy.secret, flood.secret, door.secret]) assert.ok(!answers.includes(secret), `a tool answer shows a secret: ${answers}`);
+  });
+
+  it("an unknown hook name answers 401 exactly as a wrong signature does", async () => {
+    const body = JSON.stringify({ action: "probe" });
+    const headers = github("whsec_a-guess-at-the-secret-0000", body, "probe-1");
+    const unknown = await post(`http://127.0.0.1:${webhookPort}/hooks/nobody`, body, headers);
+    const known = await post(deploy.url, body, headers);
+    const shape = (r: Response) => [...r.headers].filter(([h]) => h !== "date");
+    assert.deepEqual([unknown.status, await unknown.text(), shape(unknown)], [known.status, await known.text(), shape(known)]);
+    assert.equal(unknown.status, 401);
   });
 
   it("a good GitHub signature and a good Standard Webhooks signature each start one run with the event in the child's prompt", async () => {
@@ -143,7 +167,7 @@ describe("webhook triggers on the real host", () => {
     assert.equal(deliveries(deploy.id).length, 2);
   });
 
-  it("refuses bad deliveries without a run: wrong or missing signature 401, 2 MB 413, unknown name 404, GET 405", async () => {
+  it("refuses bad deliveries without a run: wrong or missing signature 401, 2 MB 413, unknown name 401, GET 405", async () => {
     const body = JSON.stringify({ action: "forged" });
     const statusOf = async (res: Promise<Response>) => {
       const r = await res;
@@ -161,7 +185,7 @@ describe("webhook triggers on the real host", () => {
     const tooLarge = await statusOf(post(deploy.url, big, github(deploy.secret, big, "big-1")));
     assert.equal(tooLarge.status, 413);
     const unknown = await statusOf(post(`http://127.0.0.1:${webhookPort}/hooks/nope`, body, github(deploy.secret, body, "nope-1")));
-    assert.equal(unknown.status, 404);
+    assert.equal(unknown.status, 401);
     const get = await statusOf(fetch(deploy.url));
     assert.equal(get.status, 405);
     assert.equal(get.headers.get("allow"), "POST");
@@ -191,6 +215,23 @@ describe("webhook triggers on the real host", () => {
     assert.deepEqual(withMarker.map((r) => [r.status, r.run_no]), [["completed", 3]]);
     assert.equal(runs(deploy.id).length, 3);
     assert.equal(deliveries(deploy.id).length, 3);
+  });
+
+  it("the same signed body with three different delivery ids, or none, runs once", async () => {
+    const body = JSON.stringify({ action: "opened", marker: "triple-marker-8b0" });
+    const statuses: number[] = [];
+    for (const id of ["triple-1", "triple-2", "triple-3", ""]) {
+      const headers: Record<string, string> = github(deploy.secret, body, id, "issues");
+      if (!id) delete headers["x-github-delivery"];
+      const res = await post(deploy.url, body, headers);
+      statuses.push(res.status);
+      await res.arrayBuffer();
+    }
+    assert.deepEqual(statuses, [202, 200, 200, 200]);
+    await waitUntil(() => settled(deploy.id) && runs(deploy.id).some((r) => String(r.event_data).includes("triple-marker-8b0")), { timeoutMs: 20_000, what: "the run" });
+    await new Promise((r) => setTimeout(r, 500)); // a second run would show by now
+    assert.equal(runs(deploy.id).filter((r) => String(r.event_data).includes("triple-marker-8b0")).length, 1);
+    assert.equal(deliveries(deploy.id).filter((d) => String(d.data).includes("triple-marker-8b0")).length, 1);
   });
 
   it("a delivery accepted just before a SIGKILL runs once after the restart", async () => {
@@ -229,7 +270,11 @@ describe("webhook triggers on the real host", () => {
 
     const serverLogs = [...logs, stack.server.logs(), await stack.server.logFile()].join("\n");
     assert.match(serverLogs, /Webhooks listening on http:\/\/127\.0\.0\.1/, "the plugin's log lines are in there");
-    for (const secret of [deploy.secret, flood.secret]) assert.ok(!serverLogs.includes(secret), "no secret in the server's logs");
+    for (const secret of [deploy.secret, flood.secret, door.secret]) assert.ok(!serverLogs.includes(secret), "no secret in the server's logs");
+    // Nothing the model was sent (tool answers included) holds a secret.
+    const toModel = JSON.stringify(mock.requests().map((r) => r.body));
+    assert.match(toModel, /opencode-background-tasks webhooks --show-secret/, "the model saw the tool answers");
+    for (const secret of [deploy.secret, flood.secret, door.secret]) assert.ok(!toModel.includes(secret), "no secret in a model request");
 
     const tables = query("SELECT name FROM sqlite_master WHERE type = 'table'").map((t) => String(t.name));
     for (const name of ["automation_runs", "task_events", "automation_triggers", "webhook_deliveries", "webhooks"]) assert.ok(tables.includes(name), name);
@@ -240,28 +285,63 @@ describe("webhook triggers on the real host", () => {
     assert.deepEqual(holding(deploy.secret), ["webhooks"]);
     assert.deepEqual(holding(flood.secret), ["webhooks"]);
 
-    const cli = (...args: string[]) => spawnSync(process.execPath, [BIN, "webhooks", "--db", dbPath, ...args], { encoding: "utf8" });
-    const hidden = cli();
+    const hidden = cli([]);
     assert.equal(hidden.status, 0, hidden.stderr);
     assert.match(hidden.stdout, /^deploy\s+http:\/\/127\.0\.0\.1:\d+\/hooks\/deploy\s+au\w+ deploy hook\s+0\s+\(hidden: --show-secret\)$/m);
     assert.ok(!hidden.stdout.includes(deploy.secret) && !hidden.stdout.includes(flood.secret));
-    const shown = cli("--show-secret");
+    const shown = cli(["--show-secret"]);
     assert.equal(shown.status, 0, shown.stderr);
     assert.ok(shown.stdout.includes(deploy.secret) && shown.stdout.includes(flood.secret), shown.stdout);
   });
 
-  it("a paused automation's route answers 404 and runs nothing", async () => {
+  it("a secret in a tool call's trigger is refused, naming the CLI command, and nothing is stored", async () => {
+    const chosen = "whsec_the-model-chose-this-0123456789";
+    const before = { automations: query("SELECT id FROM automations").length, triggers: query("SELECT id FROM automation_triggers").length, hooks: query("SELECT name FROM webhooks").length };
+    const created = await tool("task_create", { title: "chosen secret", prompt: "REPLY x", triggers: [{ webhook: "chosen", secret: chosen }] });
+    const added = await tool("task_trigger_add", { id: deploy.id, trigger: { webhook: "chosen-2", secret: chosen } });
+    const proposed = await tool("task_propose", { title: "chosen secret", reason: "to test", prompt: "REPLY x", triggers: [{ webhook: "chosen-3", secret: chosen }] });
+    for (const out of [created, added, proposed]) {
+      assert.match(out, /"secret" cannot be given here/, out);
+      assert.match(out, /opencode-background-tasks webhooks set-secret chosen/, out);
+      assert.ok(!out.includes(chosen), out);
+    }
+    const after = { automations: query("SELECT id FROM automations").length, triggers: query("SELECT id FROM automation_triggers").length, hooks: query("SELECT name FROM webhooks").length };
+    assert.deepEqual(after, before, "nothing stored");
+    assert.equal(query("SELECT count(*) AS n FROM webhooks WHERE secret = ?", chosen)[0].n, 0);
+  });
+
+  it("webhooks set-secret sets the user's own secret from stdin: deliveries signed with it run, the old one gets 401", async () => {
+    const mine = "my-own-secret-from-a-password-manager";
+    const set = cli(["set-secret", "deploy"], `${mine}\n`);
+    assert.equal(set.status, 0, set.stderr);
+    assert.match(set.stdout, /Webhook deploy: the new secret is set \(37 characters\)/);
+    assert.ok(!set.stdout.includes(mine) && !set.stderr.includes(mine));
+    const before = runs(deploy.id).length;
+    const body = JSON.stringify({ action: "rotated", marker: "rotated-marker-2e4" });
+    const old = await post(deploy.url, body, github(deploy.secret, body, "rotated-old"));
+    assert.equal(old.status, 401);
+    await old.arrayBuffer();
+    const fresh = await post(deploy.url, body, standard(mine, body, "rotated-new"));
+    assert.equal(fresh.status, 202);
+    await fresh.arrayBuffer();
+    await waitUntil(() => settled(deploy.id) && runs(deploy.id).length === before + 1, { timeoutMs: 20_000, what: "the run signed with the new secret" });
+    deploy.secret = mine;
+    const serverLogs = [stack.server.logs(), await stack.server.logFile()].join("\n");
+    assert.ok(!serverLogs.includes(mine), "the new secret is in no log line");
+  });
+
+  it("a paused automation's route answers 401, as an unknown name, and runs nothing", async () => {
     const out = await tool("task_update", { id: deploy.id, enabled: false });
     assert.match(out, /Updated automation/);
     const before = { runs: runs(deploy.id).length, deliveries: deliveries(deploy.id).length };
     const body = JSON.stringify({ action: "while-paused" });
     const res = await post(deploy.url, body, github(deploy.secret, body, "gh-paused-1"));
-    assert.equal(res.status, 404);
+    assert.equal(res.status, 401);
     await res.arrayBuffer();
-    // Still 404 after the event sources' next tick (the listener stays up for the flood hook).
+    // Still 401 after the event sources' next tick (the listener stays up for the flood hook).
     await new Promise((r) => setTimeout(r, 2500));
     const later = await post(deploy.url, body, github(deploy.secret, body, "gh-paused-2"));
-    assert.equal(later.status, 404);
+    assert.equal(later.status, 401);
     await later.arrayBuffer();
     assert.deepEqual({ runs: runs(deploy.id).length, deliveries: deliveries(deploy.id).length }, before);
   });
@@ -300,5 +380,24 @@ describe("webhook triggers on the real host", () => {
     const rows = runs(flood.id);
     assert.equal(rows.reduce((n, r) => n + 1 + (r.event_folded ?? 0), 0), 60, JSON.stringify(rows.map((r) => [r.status, r.skip_reason, r.event_folded])));
     assert.ok(rows.every((r) => r.status === "completed" || (r.status === "skipped" && r.skip_reason === "overlap")), JSON.stringify(rows.map((r) => [r.status, r.skip_reason])));
+  });
+
+  it("60 unsigned POSTs, then a signed delivery: 202 and one run", async () => {
+    const unsigned: number[] = [];
+    for (let i = 0; i < 60; i++) {
+      const res = await post(door.url, JSON.stringify({ action: "knock", n: i }), { "x-github-delivery": `knock-${i}`, "x-github-event": "push" });
+      unsigned.push(res.status);
+      await res.arrayBuffer();
+    }
+    assert.equal(unsigned[0], 401);
+    assert.ok(unsigned.every((status) => status === 401 || status === 429), unsigned.join(","));
+    const body = JSON.stringify({ action: "welcome", marker: "door-marker-6f3" });
+    const signed = await post(door.url, body, github(door.secret, body, "door-1", "push"));
+    assert.equal(signed.status, 202);
+    await signed.arrayBuffer();
+    await waitUntil(() => settled(door.id) && runs(door.id).length === 1, { timeoutMs: 20_000, what: "the signed delivery's run" });
+    await new Promise((r) => setTimeout(r, 500));
+    assert.deepEqual(runs(door.id).map((r) => [r.status, String(r.event_data).includes("door-marker-6f3")]), [["completed", true]]);
+    assert.equal(deliveries(door.id).length, 1, "no unsigned request was stored");
   });
 });
