@@ -56,7 +56,22 @@ describe("notifications survive a crash of the real host", () => {
     const notesNow = async () => (await second.notifications(parent)).filter((n) => n.includes(result));
     await waitUntil(async () => (await notesNow()).length > 0, { timeoutMs: 10_000, what: "the notification in the parent" });
     await waitUntil(async () => (await second.server.client.session.status()).data?.[parent] === undefined, { timeoutMs: 20_000, what: "parent idle" });
-    return { second, notes: await notesNow(), outbox: readOutbox(second) };
+    return { second, notes: await notesNow(), outbox: readOutbox(second), shape: await noticeShape(second, parent) };
+  }
+
+  /** The notice's text parts: the plain line a person sees, and the synthetic payload with the key. */
+  async function noticeShape(stack: Stack, parent: string) {
+    const notices = (await stack.messages(parent)).filter((m) => m.info.role === "user" && JSON.stringify(m.parts).includes("<background-task-notification key="));
+    const texts = notices.flatMap((m) => m.parts.filter((p) => p.type === "text"));
+    return { visible: texts.filter((p) => !p.synthetic).map((p) => String(p.text)), synthetic: texts.filter((p) => p.synthetic).map((p) => String(p.text)) };
+  }
+
+  function assertTwoParts(shape: { visible: string[]; synthetic: string[] }, taskId: string, result: string) {
+    assert.deepEqual(shape.visible.length, 1, JSON.stringify(shape));
+    assert.match(shape.visible[0]!, new RegExp(`^✓ crash probe · .* · ${result}$`));
+    assert.doesNotMatch(shape.visible[0]!, /<|key="/);
+    assert.equal(shape.synthetic.length, 1);
+    assert.ok(shape.synthetic[0]!.includes(`<background-task-notification key="${taskId}:0" task_id="${taskId}"`), shape.synthetic[0]);
   }
 
   it("killed between claim and send: sent once after the restart", async () => {
@@ -70,6 +85,7 @@ describe("notifications survive a crash of the real host", () => {
     assert.equal(after.notes.length, 1, after.notes.join("\n---\n"));
     assert.ok(after.notes[0].includes(`key="${outbox.task.id}:0"`), after.notes[0]);
     assert.deepEqual(after.outbox.notified.map((e) => e.detail), ["woke parent"]);
+    assertTwoParts(after.shape, outbox.task.id, result);
   });
 
   it("killed after the send but before the confirmation: not sent again after the restart", async () => {
@@ -81,6 +97,7 @@ describe("notifications survive a crash of the real host", () => {
     const after = await restartAndCount(first, parent, result);
     assert.equal(after.notes.length, 1, after.notes.join("\n---\n"));
     assert.deepEqual(after.outbox.notified.map((e) => e.detail), ["found in the parent, not sent again"]);
+    assertTwoParts(after.shape, outbox.task.id, result);
   });
 });
 
