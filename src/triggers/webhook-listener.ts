@@ -13,7 +13,7 @@ import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { WebhookRateLimit } from "./webhook-rate-limit.ts";
-import { newWebhookSecret, verifyWebhookSignature } from "./webhook-signature.ts";
+import { newWebhookSecret, verifySignedDelivery } from "./webhook-signature.ts";
 
 export type WebhookDelivery = {
   name: string;
@@ -123,7 +123,7 @@ export function webhookHandler(options: WebhookHandlerOptions): (req: IncomingMe
       return reply(req, res, 413, { error: `body over ${maxBody} bytes` });
     }
     const hook = await options.lookup(name);
-    const check = verifyWebhookSignature(hook?.secret ?? decoySecret, req.headers, body, now());
+    const check = verifySignedDelivery(hook?.secret ?? decoySecret, req.headers, body, now());
     if (!hook || !check.ok) {
       const address = req.socket.remoteAddress ?? "unknown";
       const wait = refusedLimit.take(address, now());

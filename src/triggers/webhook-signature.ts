@@ -5,8 +5,9 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 
-/** `signature`: the matching HMAC in hex, one per delivery content (the dedupe key is made from it, never logged). */
-export type SignatureCheck = { ok: true; deliveryId?: string; signature: string } | { ok: false; reason: string };
+export type SignatureCheck = { ok: true; deliveryId?: string } | { ok: false; reason: string };
+/** `signature`: the matching HMAC in hex, one per signed content (the listener's dedupe key is made from it; never logged). */
+export type SignedDelivery = { ok: true; deliveryId?: string; signature: string } | { ok: false; reason: string };
 
 /** Header values as node:http gives them (lower-case names); other casings are looked up too. */
 export type WebhookHeaders = Record<string, string | string[] | undefined>;
@@ -28,6 +29,13 @@ export function newWebhookSecret(): string {
  * `now` is in milliseconds.
  */
 export function verifyWebhookSignature(secret: string, headers: WebhookHeaders, rawBody: Buffer | string, now: number): SignatureCheck {
+  const check = verifySignedDelivery(secret, headers, rawBody, now);
+  if (!check.ok) return check;
+  return check.deliveryId ? { ok: true, deliveryId: check.deliveryId } : { ok: true };
+}
+
+/** verifyWebhookSignature, plus the signature that matched, in one form whatever the header's. */
+export function verifySignedDelivery(secret: string, headers: WebhookHeaders, rawBody: Buffer | string, now: number): SignedDelivery {
   if (header(headers, "webhook-signature") !== undefined) return verifyStandard(secret, headers, toBuffer(rawBody), now);
   const github = header(headers, "x-hub-signature-256");
   if (github !== undefined) return verifyGithub(secret, github, header(headers, "x-github-delivery"), toBuffer(rawBody));
@@ -44,7 +52,7 @@ export function signStandardWebhook(secret: string, id: string, timestamp: numbe
   return `v1,${standardDigest(secret, id, String(timestamp), toBuffer(body)).toString("base64")}`;
 }
 
-function verifyGithub(secret: string, value: string, deliveryId: string | undefined, body: Buffer): SignatureCheck {
+function verifyGithub(secret: string, value: string, deliveryId: string | undefined, body: Buffer): SignedDelivery {
   const hex = value.trim().replace(/^sha256=/i, "");
   if (!value.trim().toLowerCase().startsWith("sha256=") || !SHA256_HEX.test(hex)) {
     return { ok: false, reason: "X-Hub-Signature-256 is malformed: expected sha256=<64 hex digits>" };
@@ -54,7 +62,7 @@ function verifyGithub(secret: string, value: string, deliveryId: string | undefi
   return { ok: true, ...(deliveryId ? { deliveryId } : {}), signature: expected.toString("hex") };
 }
 
-function verifyStandard(secret: string, headers: WebhookHeaders, body: Buffer, now: number): SignatureCheck {
+function verifyStandard(secret: string, headers: WebhookHeaders, body: Buffer, now: number): SignedDelivery {
   const id = header(headers, "webhook-id");
   const timestamp = header(headers, "webhook-timestamp");
   if (!id || !timestamp) return { ok: false, reason: "webhook-signature needs webhook-id and webhook-timestamp too" };
