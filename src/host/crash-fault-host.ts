@@ -4,7 +4,8 @@ import type { Host } from "./host.ts";
 export const CRASH_FAULT_ENV = "OPENCODE_BACKGROUND_TASKS_FAULT";
 const FAULTS = ["exit-after-claim", "exit-after-send"] as const;
 
-// What the notifier sends, and nothing else: the outbox marks every notification with its key.
+// What the notifier sends, and nothing else: the outbox marks every notification's payload (`text`,
+// the synthetic part; `visible` is the person's line) with its key.
 const NOTIFICATION = '<background-task-notification key="';
 
 /**
