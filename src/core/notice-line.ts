@@ -17,7 +17,9 @@ export function noticeLine(symbol: string, ...segments: (string | undefined)[]):
 /** The line for a task's settle: `✓ find flaky tests · 4s · the result…`, `✗ … · the error`, `⊘ … · cancelled`. */
 export function taskNoticeLine(task: Task): string {
   const duration = formatDuration((task.settledAt ?? task.createdAt) - task.createdAt);
-  if (task.status === "completed") return noticeLine("✓", task.description, duration, task.result);
+  // The evidence block says so when what the child did contradicts its answer: a person should see that.
+  const doubt = task.evidence?.includes("WARNING:") ? "⚠ the evidence contradicts the answer" : undefined;
+  if (task.status === "completed") return noticeLine("✓", task.description, duration, doubt, task.result);
   if (task.status === "error") return noticeLine("✗", task.description, duration, task.error ?? "unknown error");
   if (task.status === "cancelled") return noticeLine("⊘", task.description, "cancelled", task.error);
   return noticeLine("•", task.description, task.status);

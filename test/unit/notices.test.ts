@@ -46,6 +46,11 @@ describe("the visible line of each notice kind", () => {
     assertPlain(line);
   });
 
+  it("a completed task whose evidence contradicts its answer says so before the result", () => {
+    const line = taskNoticeLine(task({ evidence: "WARNING: the answer names src/a.ts as written; no write to it was seen\nEvidence: Commands: npm test (exit 1)" }));
+    assert.equal(line, "✓ find flaky tests · 4s · ⚠ the evidence contradicts the answer · Child A: the test suite has 3 flaky tests");
+  });
+
   it("a long result is cut to one line with an ellipsis", () => {
     const line = taskNoticeLine(task({ result: `start ${"word ".repeat(200)}` }));
     assert.equal(line.length, NOTICE_LINE_MAX);
