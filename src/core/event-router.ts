@@ -23,6 +23,7 @@ export class EventRouter {
       this.followParentModel(event.sessionID, event.message.agent, event.message.model);
     }
     if (this.life.progress.isTracked(event.sessionID)) this.onChildEvent(event);
+    else if (event.type === "idle") this.ctx.log.detach(`Could not check session ${event.sessionID}`, this.life.checkAnsweredAgain(event.sessionID));
   }
 
   private trackParentActivity(event: HostEvent): void {

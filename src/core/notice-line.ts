@@ -25,6 +25,11 @@ export function taskNoticeLine(task: Task): string {
   return noticeLine("•", task.description, task.status);
 }
 
+/** The line for a settled task's new answer: `↻ find flaky tests · ses_… answered again · the answer…`. */
+export function followUpLine(task: Task): string {
+  return noticeLine("↻", task.description, `${task.id} answered again`, task.result);
+}
+
 /** The line for a task told to continue after a restart. */
 export function interruptedLine(task: Task): string {
   return noticeLine("↻", task.description, "interrupted by an OpenCode restart; told to continue");

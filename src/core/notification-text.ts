@@ -15,6 +15,17 @@ export function notificationText(task: Task, resultCap: number): string {
   return lines.join("\n");
 }
 
+/** A settled task whose child answered again (a later notice woke it): the new answer, for the parent. */
+export function followUpText(task: Task, resultCap: number): string {
+  return [
+    `<background-task-notification task_id="${task.id}" status="${task.status}" follow_up="answered again">`,
+    `Background task ${task.id} "${task.description}" answered again after it was reported ${task.status} (a later notice woke its child). Its new answer replaces the earlier result.`,
+    "Result:",
+    capped(task.result ?? "", resultCap, task.id),
+    "</background-task-notification>",
+  ].join("\n");
+}
+
 function capped(text: string, cap: number, taskId: string): string {
   if (text.length <= cap) return text;
   return `${text.slice(0, cap)}\n[... ${text.length - cap} more characters: call background_output with task_id "${taskId}" for the full result]`;

@@ -2,9 +2,9 @@ import type { Clock } from "./clock.ts";
 import type { Task } from "./task.ts";
 import type { PendingNotification, TaskStore } from "./task-store.ts";
 import type { Host, HostMessage, SessionActivity } from "../host/host.ts";
-import { notificationMarker, notificationText, withMarker } from "./notification-text.ts";
+import { followUpText, notificationMarker, notificationText, withMarker } from "./notification-text.ts";
 import { claimHeldByOther, newClaimer } from "./outbox-claim.ts";
-import { fallbackLine, taskNoticeLine } from "./notice-line.ts";
+import { fallbackLine, followUpLine, taskNoticeLine } from "./notice-line.ts";
 
 const CONFIRMED_IDLE_TRUST_MS = 250;
 /** How far back the parent is searched for a notification that may have been sent before a crash. */
@@ -80,6 +80,20 @@ export class ParentNotifier {
       text: notificationText(task, resultCap),
       visible: taskNoticeLine(task),
       wake,
+      createdAt: clock.now(),
+    });
+  }
+
+  /** A settled task's child answered again: its new answer (`task.result`), once per answer, waking the parent. */
+  recordFollowUp(task: Task, answerId: string): void {
+    const { store, clock, resultCap } = this.deps;
+    store.enqueueNotification({
+      id: `${task.id}:${task.resumeCount}:again-${answerId}`,
+      parentSessionID: task.parentSessionID,
+      taskId: task.id,
+      text: followUpText(task, resultCap),
+      visible: followUpLine(task),
+      wake: true,
       createdAt: clock.now(),
     });
   }

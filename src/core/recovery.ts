@@ -39,6 +39,7 @@ async function recoverTask(parts: Parts, task: Task, onInterrupted: "resume" | "
   const recent = await ctx.host.recentMessages(task.id, RECENT_MESSAGES);
   if (abortedUnderUs(task, recent)) return handleInterrupted(parts, task, onInterrupted);
   const verdict = judgeCompletion(task, recent);
+  if (verdict.kind === "completed" && life.waitsForOwnTasks(task)) return;
   if (verdict.kind === "completed") life.settle(task.id, "completed", { result: verdict.result });
   else if (verdict.kind === "error") life.settle(task.id, "error", { error: verdict.error });
   else if (!isFreshPrompt(task, recent, ctx.clock.now())) await handleInterrupted(parts, task, onInterrupted);

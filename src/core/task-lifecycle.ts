@@ -8,6 +8,7 @@ import type { ParentNotifier } from "./parent-notifier.ts";
 import type { CoreContext } from "./core-context.ts";
 import { SettleEvents } from "./settle-events.ts";
 import type { RunEndDecision, TaskHooks } from "./task-hooks.ts";
+import { openChildTasks, openDescendants, waitingReason } from "./nested-tasks.ts";
 
 /** Enough of a child's newest messages to judge its last run. */
 export const RECENT_MESSAGES = 6;
@@ -65,7 +66,9 @@ export class TaskLifecycle {
       this.ctx.store.appendEvent({ taskId, at: now, kind: `status:${to}`, detail: fields.error });
       if (notify && task.notify !== false) {
         const siblingsBusy = this.ctx.store.list({ parentSessionID: task.parentSessionID, statuses: UNSETTLED_STATUSES, includeCleared: true }).length > 0;
-        this.notifier.record(task, to === "error" || (to === "completed" && !siblingsBusy));
+        // A child waiting for its own tasks must hear the last of them, however it ended, or it waits forever.
+        const parentIsTask = RUNNING_STATUSES.includes(this.ctx.store.get(task.parentSessionID)?.status as TaskStatus);
+        this.notifier.record(task, to === "error" || (!siblingsBusy && (to === "completed" || parentIsTask)));
       }
       this.events.emitSettling(task);
       return task;
@@ -73,7 +76,9 @@ export class TaskLifecycle {
     if (!settled) return false;
     this.progress.release(taskId);
     this.answers.release(taskId);
+    this.clearWaiting(settled.parentSessionID);
     this.events.emitSettled(settled);
+    if (to !== "completed") this.detach(`Could not abort the background tasks of ${taskId}`, this.abortEach(this.cancelDescendants(taskId)));
     return true;
   }
 
@@ -82,12 +87,33 @@ export class TaskLifecycle {
     this.ctx.log.detach(what, work);
   }
 
+  /** Cancels the task's own background tasks first (deepest first), so nothing below it runs on; its notice lists them. */
   async cancel(task: TaskSummary, reason?: string): Promise<boolean> {
     const wasQueued = task.status === "queued";
-    if (!this.settle(task.id, "cancelled", { error: reason })) return false;
+    const below = this.cancelDescendants(task.id);
+    const ids = below.map((t) => t.id);
+    const listed = ids.length > 0 ? `${reason ?? "Cancelled."} Its own background tasks were cancelled too: ${ids.join(", ")}.` : reason;
+    if (!this.settle(task.id, "cancelled", { error: listed })) return false;
+    await this.abortEach(below);
     if (wasQueued) return true;
     await this.ctx.host.abort(task.id).catch((error) => this.logError(`Could not abort child session ${task.id}`, error));
     return true;
+  }
+
+  /**
+   * Settles every unsettled task below this one as cancelled, deepest first, telling nobody (their
+   * parent goes too). Synchronous, so a caller that drops the rows next sees them settled. Returns them.
+   */
+  cancelDescendants(taskId: string): TaskSummary[] {
+    return openDescendants(this.ctx.store, taskId).filter((below) =>
+      this.settle(below.id, "cancelled", { error: `Cancelled with ${taskId}, the task that launched it.` }, { notify: false }));
+  }
+
+  /** Stops the child sessions of cancelled tasks, in order (deepest first); a queued one never started. */
+  async abortEach(tasks: TaskSummary[]): Promise<void> {
+    for (const t of tasks) {
+      if (t.status !== "queued") await this.ctx.host.abort(t.id).catch((error) => this.logError(`Could not abort child session ${t.id}`, error));
+    }
   }
 
   /** A settle from a path that must not throw (a failed store is logged; the poll tries again). */
@@ -119,6 +145,7 @@ export class TaskLifecycle {
       if (!task || !RUNNING_STATUSES.includes(task.status)) return;
       let verdict: CompletionVerdict = fromEvents ? judgeCompletion(task, this.answers.recent(taskId)) : { kind: "pending" };
       if (verdict.kind === "pending") verdict = judgeCompletion(task, await this.ctx.host.recentMessages(taskId, RECENT_MESSAGES));
+      if (verdict.kind === "completed" && this.waitsForOwnTasks(task)) return;
       if (verdict.kind === "completed") await this.endRun(task, verdict.result);
       if (verdict.kind === "error") this.settle(taskId, "error", { error: verdict.error });
     } catch (error) {
@@ -126,6 +153,49 @@ export class TaskLifecycle {
     } finally {
       this.checking.delete(taskId);
     }
+  }
+
+  /**
+   * An answer while tasks of its own still run is an interim one ("waiting for the helper"): the
+   * task goes on until the last of them has settled and the child has answered after hearing it.
+   */
+  waitsForOwnTasks(task: Task): boolean {
+    const reason = waitingReason(this.ctx.store, task.id);
+    if (!reason) return false;
+    if (this.progress.get(task.id)?.note !== reason) {
+      this.progress.setNote(task.id, reason);
+      this.ctx.store.appendEvent({ taskId: task.id, at: this.ctx.clock.now(), kind: "waiting", detail: reason });
+    }
+    return true;
+  }
+
+  /**
+   * An idle of a settled task's child: something woke it after its task was reported (a late
+   * notice). An answer newer than the settle goes to the parent as a follow-up, once per answer.
+   */
+  async checkAnsweredAgain(sessionID: string): Promise<void> {
+    const { store, host, clock } = this.ctx;
+    if (this.progress.isTracked(sessionID)) return;
+    const task = store.get(sessionID);
+    if (!task || task.status !== "completed" || task.notify === false || task.settledAt === undefined) return;
+    const last = (await host.recentMessages(sessionID, RECENT_MESSAGES)).at(-1);
+    if (!last || last.role !== "assistant" || last.createdAt <= task.settledAt || last.completedAt === undefined) return;
+    if (last.toolCallsPending || last.error || last.summary || last.text.trim() === "") return;
+    const followed = store.transaction(() => {
+      const current = store.get(sessionID);
+      if (!current || current.status !== "completed") return undefined;
+      current.result = last.text.trim();
+      store.save(current);
+      store.appendEvent({ taskId: current.id, at: clock.now(), kind: "answered-again" });
+      this.notifier.recordFollowUp(current, last.id);
+      return current;
+    });
+    if (followed) this.detach(`Could not notify parent session ${followed.parentSessionID}`, this.notifier.deliver(followed.parentSessionID));
+  }
+
+  private clearWaiting(taskId: string): void {
+    const note = this.progress.get(taskId)?.note;
+    if (note?.startsWith("waiting for") && openChildTasks(this.ctx.store, taskId).length === 0) this.progress.setNote(taskId, undefined);
   }
 
   /** A run ended with an answer: the runEnded hook decides whether it completes, goes on, or fails. */

@@ -1,4 +1,5 @@
 import type { Clock } from "./clock.ts";
+import { taskTree } from "./nested-tasks.ts";
 import type { Host, HostEvent } from "../host/host.ts";
 import type { Placement } from "./placement.ts";
 import type { TaskStore } from "./task-store.ts";
@@ -237,6 +238,11 @@ export class TaskManager {
 
   listForParent(parentSessionID: string, status?: TaskStatus): TaskSummary[] {
     return this.ctx.store.list({ parentSessionID, statuses: status ? [status] : undefined }).map((t) => this.withLiveProgress(t));
+  }
+
+  /** The tasks a task's child launched, and theirs, in tree order with their depth (1: its own). */
+  tasksBelow(taskId: string): { task: TaskSummary; depth: number }[] {
+    return taskTree(this.ctx.store, taskId).map(({ task, depth }) => ({ task: this.withLiveProgress(task), depth }));
   }
 
   withLiveProgress<T extends TaskSummary>(task: T): T {

@@ -3,6 +3,7 @@ import { formatDuration } from "./format-duration.ts";
 import type { TaskLifecycle } from "./task-lifecycle.ts";
 import type { CoreContext } from "./core-context.ts";
 import type { ParentNotifier } from "./parent-notifier.ts";
+import { openChildTasks } from "./nested-tasks.ts";
 
 export type WatchLimits = { staleAfterMinutes: number; maxRunSeconds: number };
 
@@ -51,6 +52,7 @@ export class TaskWatch {
     const staleMs = this.limits.staleAfterMinutes * 60_000;
     const progress = this.life.progress.get(task.id) ?? task.progress;
     if (now - progress.lastActivityAt < staleMs) return false;
+    if (openChildTasks(this.ctx.store, task.id).length > 0) return false; // waiting for its own tasks, each watched itself
     const last = (await this.ctx.host.recentMessages(task.id, 1)).at(-1);
     const lastSeen = last ? Math.max(last.createdAt, last.completedAt ?? 0) : 0;
     if (now - lastSeen < staleMs) {

@@ -1,4 +1,4 @@
-import type { ProjectRef, TaskReader } from "../store/task-reader.ts";
+import type { ProjectRef, ProjectTask, TaskReader } from "../store/task-reader.ts";
 import { html } from "./html.ts";
 import { homePage, readHome } from "./home-page.ts";
 import { layout } from "./page-layout.ts";
@@ -19,7 +19,10 @@ export function routePage(reader: TaskReader, url: URL, now: number): PageResult
     const task = project && reader.task(project, url.searchParams.get("id") ?? "");
     if (!task) return notFound(frame, "No such task in this database (it may have been removed by retention).");
     const worker = task.worker === undefined ? undefined : reader.workers(task.projectId).find((w) => w.name === task.worker);
-    const data = { task, events: reader.events(task.projectId, task.id, TIMELINE_LIMIT), evidence: reader.evidence(task), commands: reader.commands(task.projectId, 20), worker };
+    const data = {
+      task, events: reader.events(task.projectId, task.id, TIMELINE_LIMIT), evidence: reader.evidence(task), commands: reader.commands(task.projectId, 20), worker,
+      launchedBy: reader.task(task.projectId, task.parentSessionID), below: tasksBelow(reader, task),
+    };
     return ok(taskPage(data, frame, now).value);
   }
   if (url.pathname === "/automation") {
@@ -36,4 +39,13 @@ function ok(body: string): PageResult {
 
 function notFound(frame: { projects: ProjectRef[]; project?: string; path: string }, message: string): PageResult {
   return { status: 404, body: layout({ ...frame, title: "Not found" }, html`<h1>Not found</h1><p>${message} <a href="/">Home</a></p>`).value };
+}
+
+/** The tasks a task's child launched, and theirs, in tree order (a task page shows the tree). */
+function tasksBelow(reader: TaskReader, task: ProjectTask, depth = 1, seen = new Set([task.id])): { task: ProjectTask; depth: number }[] {
+  return reader.tasks({ projectId: task.projectId, parentSessionID: task.id, includeCleared: true }).flatMap((child) => {
+    if (seen.has(child.id)) return [];
+    seen.add(child.id);
+    return [{ task: child, depth }, ...tasksBelow(reader, child, depth + 1, seen)];
+  });
 }

@@ -8,13 +8,17 @@ import { workerUnhealthy, type ProjectRef, type ProjectTask, type ProjectWorker 
 import type { InboxCommand } from "../inbox/inbox-command.ts";
 import { commandButton, commandList } from "./controls.ts";
 import { html, type SafeHtml } from "./html.ts";
-import { automationHref, duration, elapsed, layout, projectName, status, time } from "./page-layout.ts";
+import { automationHref, duration, elapsed, layout, projectName, status, taskHref, time } from "./page-layout.ts";
 import { healthLine } from "./worker-view.ts";
 
 export type TaskData = {
   task: ProjectTask; events: TaskEvent[]; evidence: RunEvidence[]; commands: InboxCommand[];
   /** The worker it runs on as last seen; absent when local, or when its project's OpenCode recorded none by that name. */
   worker?: ProjectWorker;
+  /** The task whose child launched this one, when it was launched from inside a background task. */
+  launchedBy?: ProjectTask;
+  /** Tasks this one's child launched, and theirs, in tree order. */
+  below?: { task: ProjectTask; depth: number }[];
 };
 
 export function taskPage(data: TaskData, frame: { projects: ProjectRef[]; project?: string; path: string }, now: number): SafeHtml {
@@ -29,7 +33,7 @@ export function taskPage(data: TaskData, frame: { projects: ProjectRef[]; projec
 <dt>Runs on</dt><dd id="task-where">${where(t, data.worker)}</dd>
 <dt>Project</dt><dd>${projectName(frame.projects, t.projectId)}</dd>
 <dt>Agent</dt><dd>${t.agent} (${t.model.providerID}/${t.model.modelID})</dd>
-<dt>Parent session</dt><dd class="id">${t.parentSessionID}</dd>
+<dt>Parent session</dt><dd class="id">${t.parentSessionID}${data.launchedBy ? html` — launched by <a href="${taskHref(t.projectId, data.launchedBy.id)}">task “${data.launchedBy.description}”</a>` : ""}</dd>
 <dt>Batch</dt><dd class="id">${t.batchId}${run ? html` — run ${run.runNo} of <a href="${automationHref(t.projectId, run.automationId)}">automation ${run.automationId}</a>` : ""}</dd>
 <dt>Created</dt><dd>${time(t.createdAt)}</dd>
 <dt>Started</dt><dd>${time(t.startedAt)}</dd>
@@ -43,6 +47,7 @@ ${t.result !== undefined ? html`<h2>Result</h2><pre class="text" id="result">${t
 ${t.error !== undefined ? html`<h2>Error</h2><pre class="text error" id="error">${t.error}</pre>` : ""}
 ${t.result === undefined && t.error === undefined ? html`<h2>Result</h2><p class="none" id="result">None yet.</p>` : ""}
 ${evidence.length ? html`<h2>Evidence</h2><pre class="text" id="evidence">${evidence.join("\n")}</pre>` : ""}
+${tree(t.projectId, data.below ?? [])}
 <h2>Timeline</h2>${timeline(data.events, t.createdAt)}`;
   return layout({ ...frame, title: t.description }, body);
 }
@@ -52,6 +57,13 @@ function where(t: ProjectTask, worker: ProjectWorker | undefined): SafeHtml | st
   if (!t.worker || !worker) return whereText(t);
   const held = workerUnhealthy(worker) && UNSETTLED_STATUSES.includes(t.status);
   return html`${whereText(t)} <span class="id">${worker.host}</span> — ${healthLine(worker)}${held ? html`<br><strong class="s-error worker-held">Held: it goes on if the worker answers again within the grace period (workerGraceSeconds), else it settles as error.</strong>` : ""}`;
+}
+
+/** Background tasks of its own: each under the task that launched it. */
+function tree(projectId: string, below: { task: ProjectTask; depth: number }[]): SafeHtml | string {
+  if (below.length === 0) return "";
+  const rows = below.map(({ task, depth }) => html`<li style="margin-left:${String((depth - 1) * 1.5)}em">└ <a href="${taskHref(projectId, task.id)}" class="id">${task.id}</a> ${status(task.status)} ${task.description}</li>`);
+  return html`<h2>Its own background tasks</h2><ul class="task-tree" id="task-tree">${rows}</ul>`;
 }
 
 function timeline(events: TaskEvent[], start: number): SafeHtml {

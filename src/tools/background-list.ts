@@ -19,7 +19,12 @@ export function backgroundListTool({ manager, clock, onCrash }: Deps) {
       const tasks = manager.listForParent(call.sessionID, args.status);
       if (tasks.length === 0) return warning + (args.status ? `No background tasks found with status ${args.status}.` : "No background tasks found.");
       const now = clock.now();
-      return warning + tasks.map((task) => listLine(task, now)).join("\n");
+      // Tasks the children launched themselves stand under their task: `  └ ses_… grandchild running`.
+      const lines = tasks.flatMap((task) => [
+        listLine(task, now),
+        ...manager.tasksBelow(task.id).map(({ task: below, depth }) => `${"  ".repeat(depth)}└ ${listLine(below, now)}`),
+      ]);
+      return warning + lines.join("\n");
     },
   });
 }
