@@ -2,6 +2,7 @@ import type { tool } from "@opencode-ai/plugin";
 import { TaskError } from "../core/errors.ts";
 import type { Expectation } from "../evidence/expectation-check.ts";
 import type { CallContext } from "./tool-kit.ts";
+import { bashPatterns } from "../approval/bash-patterns.ts";
 
 type S = typeof tool.schema;
 
@@ -32,14 +33,18 @@ export function checkExpect(expect: Expectation | undefined): Expectation | unde
 }
 
 /**
- * The plugin runs `expect.command` itself, outside the child's bash tool: the user's own bash
- * permission rules decide first (allowed, asked, or denied), as for a command the child would run.
- * `of` names what the command belongs to; `refused` is the whole answer when the user says no;
- * `description` is what the prompt shows.
+ * The plugin runs `expect.command`, steps and command triggers itself, outside the child's bash
+ * tool: the user's own bash rules decide first, per simple command, as OpenCode's bash tool asks
+ * (see approval/bash-patterns.ts). `of` names what the command belongs to; `refused` is the whole
+ * answer when the user says no; `description` is what the prompt shows.
  */
 export async function allowExpectCommand(command: string, call: CallContext, of: string, refused: string, description = `expect.command of ${of}`): Promise<void> {
+  const judged = await bashPatterns(command);
+  // A whole string would be matched by a prefix rule ("git *" matches "git x; rm -rf ~"): refuse instead.
+  if (!judged) throw new TaskError(`\`${command}\` is not a well-formed shell command (it runs with sh), so its parts cannot be put to the user's bash rules one by one: refused, and nothing was changed. Fix its quoting or syntax.`);
+  if (judged.patterns.length === 0 || !call.ask) return;
   try {
-    await call.ask?.({ permission: "bash", patterns: [command], always: [command], metadata: { command, description } });
+    await call.ask({ permission: "bash", patterns: judged.patterns, always: judged.always, metadata: { command, description, patterns: judged.patterns } });
   } catch {
     throw new TaskError(refused);
   }

@@ -117,7 +117,7 @@ describe("task_* tools", () => {
     await call("task_run", { id });
     assert.deepEqual(extras, [{ expect: { files: ["report.md"], command: "npm test" } }]);
     assert.match(await call("task_update", { id, expect: { command: "make check" } }), /Updated/);
-    assert.deepEqual((asked.at(-1) as { permission: string; patterns: string[] }), { permission: "bash", patterns: ["make check"], always: ["make check"], metadata: { command: "make check", description: "expect.command of an automation" } });
+    assert.deepEqual((asked.at(-1) as { permission: string; patterns: string[] }), { permission: "bash", patterns: ["make check"], always: ["make check *"], metadata: { command: "make check", description: "expect.command of an automation", patterns: ["make check"] } });
     assert.deepEqual(f.service.get(id)!.expect, { command: "make check" });
     const asks = asked.length;
     assert.match(await call("task_update", { id, expect: {} }), /Updated/);

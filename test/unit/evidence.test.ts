@@ -168,7 +168,7 @@ describe("expect", () => {
     });
     assert.match(refused, /Running `rm -rf build` after the task was not allowed \(bash permission\)/);
     assert.equal(f.store.list().length, 0);
-    assert.deepEqual(asked, [{ permission: "bash", patterns: ["rm -rf build"], always: ["rm -rf build"], metadata: { command: "rm -rf build", description: "expect.command of a background task" } }]);
+    assert.deepEqual(asked, [{ permission: "bash", patterns: ["rm -rf build"], always: ["rm *"], metadata: { command: "rm -rf build", description: "expect.command of a background task", patterns: ["rm -rf build"] } }]);
     assert.match(await f.call("background_task", { description: "d", prompt: "p", agent: "general", expect: { command: "npm test" } }, async () => undefined), /task_id: /);
   });
 
