@@ -1,5 +1,6 @@
 import type { TaskManager } from "../core/task-manager.ts";
 import { isSettled } from "../core/task.ts";
+import type { TaskSummary } from "../core/task-summary.ts";
 import { TaskError } from "../core/errors.ts";
 import { defineTool } from "./tool-kit.ts";
 import type { AutomationService } from "../automations/automation-service.ts";
@@ -21,9 +22,16 @@ export function backgroundCancelTool({ manager, onCrash, automations }: Deps) {
       const lines: string[] = [];
       for (const task of found.tasks) {
         if (isSettled(task.status)) lines.push(`${task.id}: already ${task.status}, nothing to cancel.`);
-        else lines.push((await manager.cancel(task, "Cancelled by background_cancel.")) ? `${task.id}: cancelled.` : `${task.id}: already settled.`);
+        else lines.push((await cancelTree(manager, task)) ?? `${task.id}: already settled.`);
       }
       return lines.join("\n");
     },
   });
+}
+
+/** Cancels a task and, first, its own background tasks (deepest first); the line names them. */
+async function cancelTree(manager: TaskManager, task: TaskSummary): Promise<string | undefined> {
+  const below = manager.tasksBelow(task.id).filter(({ task: t }) => !isSettled(t.status)).map(({ task: t }) => t.id);
+  if (!(await manager.cancel(task, "Cancelled by background_cancel."))) return undefined;
+  return below.length === 0 ? `${task.id}: cancelled.` : `${task.id}: cancelled, and its own background tasks first: ${below.join(", ")}.`;
 }
