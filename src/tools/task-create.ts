@@ -5,6 +5,7 @@ import { allowRunCommand, allowStepCommands, allowTriggerCommands, fieldArgs, to
 import { describeTrigger } from "../automations/trigger-spec.ts";
 import { triggerLine } from "../automations/automation-text.ts";
 import { checkRunnable, type Step } from "../automations/step-spec.ts";
+import { refuseRemoteExpectCommand } from "../approval/widening.ts";
 
 const DESCRIPTION = `Create an automation: a background agent prompt and/or shell steps, run on a schedule or event (triggers) or by task_run; reports to this session. Not a to-do list. The user approves it.`;
 
@@ -28,6 +29,7 @@ export function taskCreateTool({ automations, onCrash, hasWorkers }: AutomationT
         ...toFields(args), title: args.title, prompt: args.prompt ?? "",
       } as const;
       checkRunnable(fields);
+      refuseRemoteCommand(fields);
       await automations.checkAgent(fields.agent);
       automations.checkChannels(fields);
       automations.checkWorker(fields.worker);
@@ -55,8 +57,15 @@ export function approvalText(a: { prompt: string; steps?: Step[] }): string {
 export async function approve(ask: ((input: never) => Promise<void>) | undefined, title: string, prompt: string, triggers: string[], outcome = "nothing was stored") {
   if (!ask) return;
   try {
-    await ask({ permission: APPROVAL_PERMISSION, patterns: [title], always: ["*"], metadata: { title, prompt, triggers } } as never);
+    // "Always" covers this automation's title, not every automation the session may create later.
+    await ask({ permission: APPROVAL_PERMISSION, patterns: [title], always: [title], metadata: { title, prompt, triggers } } as never);
   } catch (error) {
     throw new TaskError(`The user rejected automation "${title}"; ${outcome}. (${errorMessage(error)})`);
   }
+}
+
+/** expect.command with a worker is refused, as background_task refuses it. */
+export function refuseRemoteCommand(fields: Parameters<typeof refuseRemoteExpectCommand>[0]): void {
+  const refusal = refuseRemoteExpectCommand(fields);
+  if (refusal) throw new TaskError(refusal);
 }

@@ -3,6 +3,7 @@ import { defineTool } from "./tool-kit.ts";
 import { fieldArgs, requireText, toFields, triggerArg, webhookLines, type AutomationToolDeps } from "./task-args.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
 import { checkRunnable } from "../automations/step-spec.ts";
+import { refuseRemoteCommand } from "./task-create.ts";
 import type { ProposalService } from "../proposals/proposal-service.ts";
 import type { CallContext } from "./tool-kit.ts";
 
@@ -37,6 +38,7 @@ export function taskProposeTool({ automations, onCrash, hasWorkers }: Automation
         ...toFields(args), title: args.title, prompt: args.prompt ?? "", enabled: false,
       } as const;
       checkRunnable(fields);
+      refuseRemoteCommand(fields);
       await automations.checkAgent(fields.agent);
       automations.checkChannels(fields);
       automations.checkWorker(fields.worker);
@@ -57,6 +59,7 @@ function answer(id: string, title: string, proposals: ProposalService, triggers:
     `Proposed automation ${id} "${title}": stored disabled; nothing runs until the user approves it (it expires in 7 days).`,
     ...(triggers.length ? ["Triggers once approved:", ...triggers] : ["No triggers: once approved it runs only with task_run."]),
     ...webhooks,
-    `Now tell the user what you proposed and why, and how to decide: say yes here (then call task_update { id: "${id}", enabled: true }), or Approve on the dashboard, or run \`npx opencode-background-tasks proposals approve ${id}\`. A no is task_delete { id: "${id}" }, remembered for ${Math.round(proposals.config.cooldownMs / 3600_000)} h.`,
+    // Only the user approves: never hand the model a command that would approve it (issue 22).
+    `Now tell the user what you proposed and why. The user decides: in this conversation (a yes here: call task_update { id: "${id}", enabled: true }, which asks the user), on the dashboard, or with the command line in their own terminal. A no is task_delete { id: "${id}" }, remembered for ${Math.round(proposals.config.cooldownMs / 3600_000)} h.`,
   ].join("\n");
 }

@@ -2,6 +2,9 @@ import { defineTool } from "./tool-kit.ts";
 import { allowTriggerCommands, webhookLines, type AutomationToolDeps } from "./task-args.ts";
 import type { TriggerInput } from "../automations/trigger-spec.ts";
 import { triggerLine } from "../automations/automation-text.ts";
+import { describeTrigger } from "../automations/trigger-spec.ts";
+import { neverApproved } from "../automations/automation.ts";
+import { approve } from "./task-create.ts";
 
 export function taskTriggerAddTool({ automations, onCrash }: AutomationToolDeps) {
   return defineTool({
@@ -14,6 +17,8 @@ export function taskTriggerAddTool({ automations, onCrash }: AutomationToolDeps)
       const input = args.trigger as TriggerInput;
       const triggers = automations.parseTriggers([input], a.id);
       const webhooks = await automations.prepareEventTriggers(triggers, [input]);
+      // A new trigger makes an approved automation run at new times or on new events: the user says yes again.
+      if (!neverApproved(a)) await approve(call.ask, a.title, `Changes: new trigger ${describeTrigger(triggers[0]!.spec)}`, [describeTrigger(triggers[0]!.spec)], "the trigger was not added");
       await allowTriggerCommands(triggers, call, "the trigger was not added");
       automations.addTriggers(a.id, triggers, webhooks);
       return [`Added trigger ${triggers[0]!.id} (${triggerLine(triggers[0]!)}) to ${a.id}.`, ...webhookLines(triggers, webhooks)].join("\n");

@@ -4,7 +4,8 @@ import { checkRunnable } from "../automations/step-spec.ts";
 import { neverApproved, type Automation } from "../automations/automation.ts";
 import { stateText } from "../automations/automation-text.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
-import { approvalText, approve } from "./task-create.ts";
+import { approvalText, approve, refuseRemoteCommand } from "./task-create.ts";
+import { wideningChanges } from "../approval/widening.ts";
 import type { AutomationFields, AutomationService } from "../automations/automation-service.ts";
 import type { CallContext } from "./tool-kit.ts";
 
@@ -39,6 +40,12 @@ export function taskUpdateTool({ automations, onCrash, hasWorkers }: AutomationT
         await approve(call.ask, current.title, work, automations.triggers(current.id).map((t) => describeTrigger(t.spec)), outcome);
       }
       checkRunnable({ ...current, ...fields });
+      refuseRemoteCommand({ ...current, ...fields });
+      // Approved once, it does not keep the approval for more: what it would newly do is asked again.
+      const widening = neverApproved(current) ? [] : wideningChanges(current, fields);
+      if (widening.length > 0) {
+        await approve(call.ask, current.title, `Changes: ${widening.join("\n")}`, automations.triggers(current.id).map((t) => describeTrigger(t.spec)), "the automation is unchanged");
+      }
       if (approving) await allowProposalCommands(automations, current, fields, call);
       else {
         await allowRunCommand(fields, call, "the automation is unchanged");

@@ -216,8 +216,9 @@ describe("steps in the task_* tools", () => {
     const id = (await call("task_create", { title: "t", prompt: "look", steps: [{ name: "a", run: "echo a" }] })).match(/automation (au\w+)/)![1]!;
     asked.length = 0;
     assert.match(await call("task_update", { id, steps: [{ name: "a", run: "echo a" }, { name: "b", run: "echo b" }] }), /Updated/);
-    assert.deepEqual(asked.map((a) => a.patterns[0]), ["echo b"]);
-    refuseWhen(() => true);
+    // A new step widens an approved automation: the user is asked for it (background_automation), then bash for its command alone.
+    assert.deepEqual(asked.map((a) => [a.permission, a.patterns[0]]), [["background_automation", "t"], ["bash", "echo b"]]);
+    refuseWhen((input) => input.permission === "bash");
     assert.match(await call("task_update", { id, steps: [{ name: "c", run: "echo c" }] }), /not allowed \(bash permission\); the automation is unchanged/);
     assert.deepEqual(f.autoStore.automation(id)!.steps!.map((s) => s.name), ["a", "b"]);
     refuseWhen(() => false);

@@ -32,7 +32,8 @@ describe("task_propose", () => {
     const out = await propose();
     assert.match(out, /Proposed automation au\w+ "watch the deploy": stored disabled; nothing runs until the user approves it/);
     assert.match(out, /task_update \{ id: "au\w+", enabled: true \}/);
-    assert.match(out, /proposals approve au\w+/);
+    assert.doesNotMatch(out, /proposals approve/, "the model is never handed the command that would approve its own proposal");
+    assert.match(out, /The user decides: in this conversation .*, on the dashboard, or with the command line in their own terminal/);
     assert.equal(asked.length, 0, "no permission prompt now");
     const a = f.service.get(idOf(out))!;
     assert.equal(a.enabled, false);
