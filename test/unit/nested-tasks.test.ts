@@ -1,6 +1,13 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { coreFixture, PARENT } from "../helpers/core-fixture.ts";
+import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
+import { TaskReader } from "../../src/store/task-reader.ts";
+import { routePage } from "../../src/dashboard/dashboard-routes.ts";
+import { runningTask } from "../store/task-fixtures.ts";
 
 /** A parent task A whose child launched a grandchild G (from A's session), both running. */
 async function nested() {
@@ -107,5 +114,33 @@ describe("nested tasks: answered again", () => {
     assert.match(after[0].text, /second answer/);
     assert.match(after[0].visible ?? "", new RegExp(`${a} answered again`));
     assert.equal(f.store.get(a)?.result, "second answer");
+  });
+});
+
+describe("nested tasks: the dashboard's task page", () => {
+  it("shows the tasks a task's child launched, and theirs, each with a link; a grandchild links back", () => {
+    const dir = mkdtempSync(join(tmpdir(), "nested-page-"));
+    try {
+      const path = join(dir, "tasks.db");
+      const store = SqliteTaskStore.open({ path, projectId: "proj" });
+      store.save(runningTask("ses_child", { description: "child A" }));
+      store.save(runningTask("ses_grand", { description: "grandchild G", parentSessionID: "ses_child" }));
+      store.save(runningTask("ses_great", { description: "great-grandchild", parentSessionID: "ses_grand", status: "completed", result: "ok" }));
+      store.close();
+      const reader = TaskReader.open(path);
+      try {
+        const page = (id: string) => routePage(reader, new URL(`/task?project=proj&id=${id}`, "http://127.0.0.1"), Date.now()).body;
+        const child = page("ses_child");
+        const tree = child.slice(child.indexOf('id="task-tree"'));
+        assert.match(tree, /margin-left:0em">└ <a href="[^"]*id=ses_grand"[^>]*>ses_grand<\/a>/);
+        assert.match(tree, /margin-left:1.5em">└ <a href="[^"]*id=ses_great"[^>]*>ses_great<\/a>/);
+        assert.match(page("ses_grand"), /launched by <a href="[^"]*id=ses_child">task “child A”<\/a>/);
+        assert.doesNotMatch(page("ses_great"), /id="task-tree"/, "a task without tasks of its own shows no tree");
+      } finally {
+        reader.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
