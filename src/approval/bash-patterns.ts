@@ -11,22 +11,25 @@ import type { Node, Parser } from "web-tree-sitter";
  * never the string the model wrote.
  */
 export type CommandPatterns = { patterns: string[]; always: string[] };
+// patterns[i] and always[i] belong to the same simple command (an always prefix may repeat).
 
 /** `undefined` when the text is not a well-formed shell command (it cannot be judged part by part). */
 export async function bashPatterns(command: string): Promise<CommandPatterns | undefined> {
   const tree = (await bashParser()).parse(command);
   try {
     if (!tree || tree.rootNode.hasError) return undefined;
-    const patterns = new Set<string>();
-    const always = new Set<string>();
+    const patterns: string[] = [];
+    const always: string[] = [];
     for (const node of tree.rootNode.descendantsOfType("command")) {
       if (!node) continue;
       const words = commandWords(node);
       if (words.length === 0 || DIRECTORY_CHANGES.has(words[0]!)) continue; // as OpenCode: cd and the like are not asked
-      patterns.add(withRedirections(node));
-      always.add(`${commandPrefix(words).join(" ")} *`);
+      const pattern = withRedirections(node);
+      if (patterns.includes(pattern)) continue;
+      patterns.push(pattern);
+      always.push(`${commandPrefix(words).join(" ")} *`);
     }
-    return { patterns: [...patterns], always: [...always] };
+    return { patterns, always };
   } finally {
     tree?.delete();
   }

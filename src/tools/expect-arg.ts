@@ -42,10 +42,14 @@ export async function allowExpectCommand(command: string, call: CallContext, of:
   const judged = await bashPatterns(command);
   // A whole string would be matched by a prefix rule ("git *" matches "git x; rm -rf ~"): refuse instead.
   if (!judged) throw new TaskError(`\`${command}\` is not a well-formed shell command (it runs with sh), so its parts cannot be put to the user's bash rules one by one: refused, and nothing was changed. Fix its quoting or syntax.`);
-  if (judged.patterns.length === 0 || !call.ask) return;
-  try {
-    await call.ask({ permission: "bash", patterns: judged.patterns, always: judged.always, metadata: { command, description, patterns: judged.patterns } });
-  } catch {
-    throw new TaskError(refused);
+  if (!call.ask) return;
+  // One ask per simple command: a part the user's rules allow passes without a prompt, and a
+  // prompt names only the part it is about (OpenCode shows every pattern of one request).
+  for (const [i, pattern] of judged.patterns.entries()) {
+    try {
+      await call.ask({ permission: "bash", patterns: [pattern], always: [judged.always[i]!], metadata: { command, description, patterns: [pattern] } });
+    } catch {
+      throw new TaskError(refused);
+    }
   }
 }

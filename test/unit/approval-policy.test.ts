@@ -75,7 +75,7 @@ describe("the approval policy for automations (issue 22)", () => {
   it("a compound step is asked per simple command; a malformed one is refused and nothing is stored", async () => {
     const { f, call, asked } = setup();
     await call("task_create", { title: "s", steps: [{ name: "st", run: "git status; touch /tmp/x" }] });
-    assert.deepEqual(asked.find((a) => a.permission === "bash")!.patterns, ["git status", "touch /tmp/x"]);
+    assert.deepEqual(asked.filter((a) => a.permission === "bash").map((a) => [a.patterns, a.always]), [[["git status"], ["git status *"]], [["touch /tmp/x"], ["touch *"]]]);
     const before = f.service.all().length;
     assert.match(await call("task_create", { title: "m", steps: [{ name: "st", run: "echo 'oops" }] }), /not a well-formed shell command/);
     assert.equal(f.service.all().length, before);
