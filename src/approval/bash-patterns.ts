@@ -1,5 +1,9 @@
 import { createRequire } from "node:module";
 import type { Node, Parser } from "web-tree-sitter";
+import { commandPrefix } from "./bash-arity.ts";
+import { bashOnlySyntax } from "./sh-syntax.ts";
+
+export { commandPrefix };
 
 /**
  * What OpenCode's `bash` permission is asked with for one command string, derived as OpenCode
@@ -17,7 +21,8 @@ export type CommandPatterns = { patterns: string[]; always: string[] };
 export async function bashPatterns(command: string): Promise<CommandPatterns | undefined> {
   const tree = (await bashParser()).parse(command);
   try {
-    if (!tree || tree.rootNode.hasError) return undefined;
+    // The plugin runs commands with /bin/sh: bash-only syntax would be judged as bash but run as sh.
+    if (!tree || tree.rootNode.hasError || bashOnlySyntax(tree.rootNode) !== undefined) return undefined;
     const patterns: string[] = [];
     const always: string[] = [];
     for (const node of tree.rootNode.descendantsOfType("command")) {
@@ -49,28 +54,8 @@ function withRedirections(node: Node): string {
   return (node.parent?.type === "redirected_statement" ? node.parent.text : node.text).trim();
 }
 
-/** How many leading words name what a command does: `git commit`, `npm run build`, `ls`. */
-export function commandPrefix(words: string[]): string[] {
-  for (let n = words.length; n > 0; n--) {
-    const arity = ARITY[words.slice(0, n).join(" ")];
-    if (arity !== undefined) return words.slice(0, arity);
-  }
-  return words.slice(0, 1);
-}
-
 const WORD_TYPES = new Set(["command_name", "word", "string", "raw_string", "concatenation"]);
 const DIRECTORY_CHANGES = new Set(["cd", "chdir", "popd", "pushd"]);
-
-/**
- * Subcommand depth of well-known tools (unlisted: the first word alone). The same idea and, for
- * the common tools, the same depths as OpenCode's bash tool, so an "always" given here reads like
- * one given there.
- */
-const ARITY: Record<string, number> = {
-  ...Object.fromEntries(["cat", "chmod", "chown", "cp", "echo", "env", "export", "grep", "kill", "ln", "ls", "mkdir", "mv", "ps", "pwd", "rm", "rmdir", "sleep", "tail", "touch", "which"].map((c) => [c, 1])),
-  ...Object.fromEntries(["bun", "cargo", "deno", "docker", "git", "go", "helm", "kubectl", "make", "npm", "pip", "pnpm", "python", "terraform", "yarn"].map((c) => [c, 2])),
-  ...Object.fromEntries(["aws", "gcloud", "gh", "bun run", "bun x", "cargo run", "docker compose", "git config", "git remote", "git stash", "npm exec", "npm run", "pnpm run", "pnpm exec", "yarn run"].map((c) => [c, 3])),
-};
 
 let parser: Promise<Parser> | undefined;
 

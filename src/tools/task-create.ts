@@ -58,7 +58,9 @@ export async function approve(ask: ((input: never) => Promise<void>) | undefined
   if (!ask) return;
   try {
     // "Always" covers this automation's title, not every automation the session may create later.
-    await ask({ permission: APPROVAL_PERMISSION, patterns: [title], always: [title], metadata: { title, prompt, triggers } } as never);
+    // OpenCode's rules have no escape: a title with * or ? would be a wildcard rule ("*": all), so it gets none.
+    const always = /[*?]/.test(title) ? [] : [title];
+    await ask({ permission: APPROVAL_PERMISSION, patterns: [title], always, metadata: { title, prompt, triggers } } as never);
   } catch (error) {
     throw new TaskError(`The user rejected automation "${title}"; ${outcome}. (${errorMessage(error)})`);
   }
