@@ -1,18 +1,11 @@
 import assert from "node:assert/strict";
-import { createServer, type AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { main } from "../../src/cli/main.ts";
 import { CommandInbox } from "../../src/inbox/command-inbox.ts";
 import { openSqlite } from "../../src/store/sqlite-driver.ts";
 import { launchTask, call, pluginDbPath, startStack, taskIdsIn, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
+import { freePort } from "../harness/opencode-server.ts";
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** Option dashboardPort: the same dashboard, served by the plugin inside OpenCode (under Bun). */
 describe("the dashboard served from inside OpenCode", () => {

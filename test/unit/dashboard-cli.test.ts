@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
-import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,14 +12,8 @@ import { startDashboard } from "../../src/dashboard/dashboard-server.ts";
 import { serveDashboardFromPlugin } from "../../src/dashboard/serve-from-plugin.ts";
 import { tokenFilePath, writeTokenFile } from "../../src/dashboard/token-file.ts";
 import type { Host } from "../../src/host/host.ts";
+import { freePort } from "../harness/opencode-server.ts";
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 async function waitUntil<T>(check: () => T | undefined | false, { what, timeoutMs = 5000 }: { what: string; timeoutMs?: number }): Promise<T> {
   const until = Date.now() + timeoutMs;
