@@ -21,7 +21,8 @@ describe("what the plugin may run, and who decides (real host)", () => {
   before(async () => {
     mock = await startMockModel();
     stack = await startStack({
-      mock, pluginOptions: { dbPath, pollIntervalMs: 500 },
+      // A channel the user configured (nothing listens there: no run happens in this file).
+      mock, pluginOptions: { dbPath, pollIntervalMs: 500, channels: { team: { url: "http://127.0.0.1:9/hook", format: "json" } } },
       config: { permission: { background_automation: "ask", bash: { "*": "ask", "git *": "allow" } } },
     });
   });
@@ -90,6 +91,10 @@ describe("what the plugin may run, and who decides (real host)", () => {
     assert.deepEqual(trigger.prompts.map((p) => p.permission), ["background_automation"]);
     assert.match(trigger.out, /the trigger was not added/);
     assert.equal(triggerCount(), triggersBefore);
+
+    const channel = await use(parent, "task_update", { id, channels: ["team"] }, () => "reject");
+    assert.deepEqual(channel.prompts.map((p) => p.permission), ["background_automation"], "sending results somewhere new asks");
+    assert.equal(queryDb(dbPath, "SELECT channels FROM automations WHERE id = ?", id)[0]!.channels ?? null, null);
 
     const paused = await use(parent, "task_update", { id, enabled: false }, () => "reject");
     assert.deepEqual(paused.prompts, [], "pausing asks nothing");

@@ -2,6 +2,8 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { startedAutomations, PARENT, MODEL } from "../helpers/automation-fixture.ts";
 import { automationTools } from "../../src/tools/build-tools.ts";
+import { wideningChanges } from "../../src/approval/widening.ts";
+import type { Automation } from "../../src/automations/automation.ts";
 
 type Ask = { permission: string; patterns: string[]; always: string[] };
 
@@ -79,5 +81,13 @@ describe("the approval policy for automations (issue 22)", () => {
     const before = f.service.all().length;
     assert.match(await call("task_create", { title: "m", steps: [{ name: "st", run: "echo 'oops" }] }), /not a well-formed shell command/);
     assert.equal(f.service.all().length, before);
+  });
+
+  it("what widens: a new worker, model, channel or report; what narrows asks nothing", () => {
+    const current = { title: "t", prompt: "p", agent: "general", channels: ["a"], report: "session" } as unknown as Automation;
+    assert.deepEqual(wideningChanges(current, { worker: "box", model: MODEL, channels: ["a", "b"], report: "channels" }), [
+      "model: the default model → mock/mock-model", "worker: local → box", "channels: + b", "report: session → channels",
+    ]);
+    assert.deepEqual(wideningChanges(current, { channels: [], enabled: false, maxRuns: 1, notify: "never", prompt: "p" }), []);
   });
 });
