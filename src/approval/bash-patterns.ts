@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import type { Node, Parser } from "web-tree-sitter";
 import { commandPrefix } from "./bash-arity.ts";
-import { bashOnlySyntax } from "./sh-syntax.ts";
+import { shGap } from "./sh-syntax.ts";
 
 export { commandPrefix };
 
@@ -22,7 +22,7 @@ export async function bashPatterns(command: string): Promise<CommandPatterns | u
   const tree = (await bashParser()).parse(command);
   try {
     // The plugin runs commands with /bin/sh: bash-only syntax would be judged as bash but run as sh.
-    if (!tree || tree.rootNode.hasError || bashOnlySyntax(tree.rootNode) !== undefined) return undefined;
+    if (!tree || tree.rootNode.hasError || shGap(tree.rootNode) !== undefined) return undefined;
     const patterns: string[] = [];
     const always: string[] = [];
     for (const node of tree.rootNode.descendantsOfType("command")) {

@@ -20,6 +20,9 @@ describe("bash-only syntax that /bin/sh reads differently is refused (issue 22 i
     ["(( touch FILE ))", "(( … )) is nested subshells to sh, arithmetic to the grammar"],
     ["git status &> /dev/null touch FILE", "&> is `&` then `>` to sh: `touch` runs; the grammar sees one git command"],
     ["git status &>> /dev/null touch FILE", "the same with &>>"],
+    ["git log `git \\`touch FILE\\``", "nested backticks: the grammar sees `git \\`touch …\\`` (allowed by \"git *\"), sh runs touch"],
+    ["git status ${x:-`touch FILE`}", "a backtick inside ${…} is left unparsed by the grammar"],
+    ["git log <<EOF\n`touch FILE`\nEOF", "a backtick in an unquoted here-document is left unparsed by the grammar"],
   ];
   for (const [template, why] of cases) {
     it(`${template}: ${why}`, async () => {
@@ -38,6 +41,9 @@ describe("bash-only syntax that /bin/sh reads differently is refused (issue 22 i
   it("POSIX forms of the same still pass and are judged part by part", async () => {
     assert.deepEqual(await bashPatterns("[ -n a ] || touch x"), { patterns: ["touch x"], always: ["touch *"] });
     assert.deepEqual(await bashPatterns("git status > /dev/null 2>&1; echo $((1 + 2))"), { patterns: ["git status > /dev/null 2>&1", "echo $((1 + 2))"], always: ["git status *", "echo *"] });
+    for (const literal of ["cat <<'EOF'\n$(x) `y`\nEOF", "echo '$(x) `y`'", 'echo "\\$(x) \\`y\\`"']) {
+      assert.deepEqual((await bashPatterns(literal))?.patterns.length, 1, literal);
+    }
   });
 });
 
