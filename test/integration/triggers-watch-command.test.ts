@@ -23,7 +23,7 @@ describe("watch and command triggers on the real host", { concurrency: true }, (
   let s: Stack;
   const dir = mkdtempSync(join(tmpdir(), "ocbt-trig-"));
   const dbPath = join(dir, "tasks.db");
-  const made = new Map<string, { parent: string; id?: string; out: string; asked?: { permission: string; patterns: string[] } }>();
+  const made = new Map<string, { parent: string; id?: string; out: string; asked?: { permission: string; patterns: string[] }; asks: { permission: string; patterns: string[] }[] }>();
   const at = (rel: string) => join(s.server.projectDir, rel);
   const write = (rel: string, text = `${rel} ${Date.now()}\n`) => {
     mkdirSync(join(at(rel), ".."), { recursive: true });
@@ -60,14 +60,17 @@ describe("watch and command triggers on the real host", { concurrency: true }, (
     void s.server.client.session.promptAsync({
       path: { id: parent }, body: { agent: "build", model: MOCK_MODEL, parts: [{ type: "text", text: call("task_create", args) }] },
     });
-    let asked;
-    if (trig.command) {
-      asked = await waitUntil(async () => (await permissions()).find((p) => p.sessionID === parent), { timeoutMs: 15_000, what: `bash prompt for "${title}"` });
-      await reply(asked.id, answer);
-    }
-    const out = await waitUntil(async () => (await toolOutputs(s, parent, "task_create"))[0], { timeoutMs: 15_000, what: `task_create output for "${title}"` });
+    // One bash prompt per simple command of the trigger's command: each is answered until the tool answers.
+    const asks: { id: string; permission: string; patterns: string[] }[] = [];
+    const out = await waitUntil(async () => {
+      for (const p of (await permissions()).filter((p) => p.sessionID === parent && !asks.some((a) => a.id === p.id))) {
+        asks.push(p);
+        await reply(p.id, answer);
+      }
+      return (await toolOutputs(s, parent, "task_create"))[0];
+    }, { timeoutMs: 15_000, what: `task_create output for "${title}"` });
     await waitUntil(async () => (await s.server.client.session.status()).data?.[parent] === undefined, { what: "parent idle" });
-    made.set(title, { parent, out, asked, id: /Created automation (au\w+)/.exec(out)?.[1] });
+    made.set(title, { parent, out, asked: asks[0], asks, id: /Created automation (au\w+)/.exec(out)?.[1] });
   };
 
   before(async () => {
@@ -216,7 +219,8 @@ describe("watch and command triggers on the real host", { concurrency: true }, (
       assert.equal(asked?.permission, "bash");
       assert.match(out, new RegExp(`Created automation au\\w+ "${title}"`));
     }
-    assert.deepEqual(made.get("command exit")!.asked!.patterns, ["date +%N; test -f flag"]);
+    // Asked per simple command, never as the whole string (a "date *" rule must not let "; test …" through).
+    assert.deepEqual(made.get("command exit")!.asks.map((a) => a.patterns), [["date +%N"], ["test -f flag"]]);
     const refused = made.get("command refused")!;
     assert.deepEqual(refused.asked?.patterns, ["cat refused.txt"]);
     assert.match(refused.out, /Running `cat refused\.txt` every 1s was not allowed \(bash permission\); nothing was stored/);
