@@ -2,7 +2,7 @@
  * The dashboard, served by the plugin itself inside OpenCode (plugin option `dashboardPort`).
  * The plugin logs and toasts only that it runs (its access token must not reach OpenCode's log,
  * which the model can read); it leaves the token in a file only the user can read, which
- * `opencode-background-tasks dashboard --open` uses. The demo reads that file the same way.
+ * `opencode-errands dashboard --open` uses. The demo reads that file the same way.
  */
 import { createServer, type AddressInfo } from "node:net";
 import { readTokenFile } from "../src/dashboard/token-file.ts";

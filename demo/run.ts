@@ -33,7 +33,7 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 process.exit(await main());
 
 async function main(): Promise<number> {
-  timeline.plain(bold("opencode-background-tasks demo"));
+  timeline.plain(bold("opencode-errands demo"));
   for (const line of INTRO) timeline.plain(dim(line));
   let stack: Stack | undefined;
   let db: PluginDatabase | undefined;

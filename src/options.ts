@@ -2,7 +2,7 @@ import { parseChannels, type Channels } from "./channels/channel-config.ts";
 import { parseDiscovery, type DiscoveryConfig } from "./discovery/discovery-config.ts";
 import { parseWorkers, type WorkerConfig } from "./workers/worker-config.ts";
 
-/** The plugin's options, from `["opencode-background-tasks", { ...options }]` in opencode.json. */
+/** The plugin's options, from `["opencode-errands", { ...options }]` in opencode.json. */
 export type Options = {
   /** How often the fallback poll checks running tasks, in ms. Default 2000, range 100-60000. */
   pollIntervalMs: number;
@@ -18,7 +18,7 @@ export type Options = {
   forkToolOutputLimit: number;
   /** Fork: the most tokens of inherited context. Default 100000, range 1000-2000000. */
   forkTokenCap: number;
-  /** The SQLite database. Default "" = $XDG_DATA_HOME/opencode-background-tasks/tasks.db. */
+  /** The SQLite database. Default "" = $XDG_DATA_HOME/opencode-errands/errands.db. */
   dbPath: string;
   /** A task found mid-run after a restart: "resume" tells it to continue, "fail" settles it as error. Default "resume". */
   onInterrupted: "resume" | "fail";
@@ -137,7 +137,7 @@ export class OptionsError extends Error {
 export function parseOptions(raw: unknown): Options {
   if (raw === undefined || raw === null) return { ...DEFAULT_OPTIONS };
   if (typeof raw !== "object" || Array.isArray(raw)) {
-    throw new OptionsError(`opencode-background-tasks: options must be an object, got ${JSON.stringify(raw)}`);
+    throw new OptionsError(`opencode-errands: options must be an object, got ${JSON.stringify(raw)}`);
   }
   const input = raw as Record<string, unknown>;
   const problems: string[] = [];
@@ -182,7 +182,7 @@ export function parseOptions(raw: unknown): Options {
   if (options.defaultBlockTimeoutSeconds > options.maxBlockTimeoutSeconds) {
     problems.push(`"defaultBlockTimeoutSeconds" (${options.defaultBlockTimeoutSeconds}) must not exceed "maxBlockTimeoutSeconds" (${options.maxBlockTimeoutSeconds})`);
   }
-  if (problems.length > 0) throw new OptionsError(`opencode-background-tasks: bad options: ${problems.join("; ")}`);
+  if (problems.length > 0) throw new OptionsError(`opencode-errands: bad options: ${problems.join("; ")}`);
   return options;
 }
 

@@ -70,7 +70,7 @@ async function startPlugin(input: PluginInput, rawOptions?: unknown): Promise<Ho
     });
     if (workers) attachWorkers(workers, manager, evidence);
   } catch (error) {
-    onCrash("opencode-background-tasks could not start", error);
+    onCrash("opencode-errands could not start", error);
     return { tool: buildTools({ unavailable: errorMessage(error) }) };
   }
   const forkTransform = new ForkContextTransform(forkLimits(options));

@@ -46,7 +46,7 @@ const EMOJI = { completed: "✅", error: "❌", cancelled: "⏹️" } as const;
 const NTFY_TAGS = { completed: "white_check_mark", error: "x", cancelled: "stop_button" } as const;
 
 export function channelRequest(notice: ChannelNotice, format: ChannelFormat, ctx: RequestContext): ChannelRequest {
-  const base = { "User-Agent": "opencode-background-tasks", "Idempotency-Key": ctx.deliveryId };
+  const base = { "User-Agent": "opencode-errands", "Idempotency-Key": ctx.deliveryId };
   switch (format) {
     case "json":
       return jsonRequest(notice, ctx, base);

@@ -31,7 +31,7 @@ export function runsCommand(reader: TaskReader, args: CliArgs, io: CliIo): void 
   const wanted = args.operands[0]!;
   const matches = reader.automations(args.project).filter((a) => a.id === wanted || a.id.startsWith(wanted));
   if (matches.length !== 1) {
-    throw new CliError(matches.length ? `'${wanted}' matches ${matches.length} automations; give more of the id.` : `No automation has an id starting with '${wanted}'. Run \`opencode-background-tasks automations\` to see them.`, 1);
+    throw new CliError(matches.length ? `'${wanted}' matches ${matches.length} automations; give more of the id.` : `No automation has an id starting with '${wanted}'. Run \`opencode-errands automations\` to see them.`, 1);
   }
   const a = matches[0]!;
   const runs = reader.runs(a.projectId, a.id, { limit: 200 });

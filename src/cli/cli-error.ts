@@ -9,4 +9,4 @@ export class CliError extends Error {
 }
 
 export const usageError = (message: string) =>
-  new CliError(`${message}\nRun \`opencode-background-tasks --help\` for usage.`, 2);
+  new CliError(`${message}\nRun \`opencode-errands --help\` for usage.`, 2);

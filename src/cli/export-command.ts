@@ -4,7 +4,7 @@ import type { CliIo } from "./cli-io.ts";
 /** JSON is the only export format, so `--json` is accepted but not required. */
 export function exportCommand(reader: TaskReader, dbPath: string, io: CliIo): void {
   const dump = {
-    format: "opencode-background-tasks-export",
+    format: "opencode-errands-export",
     formatVersion: 1,
     exportedAt: new Date(io.now()).toISOString(),
     database: dbPath,

@@ -1,19 +1,19 @@
-export const HELP_TEXT = `opencode-background-tasks: inspect the tasks of the OpenCode background tasks plugin
+export const HELP_TEXT = `opencode-errands: inspect the tasks of the OpenCode background tasks plugin
 
 Usage:
-  opencode-background-tasks list [--project <id>] [--status <s>[,<s>...]] [--parent <session>] [--all] [--json]
-  opencode-background-tasks show <task id or unique prefix> [--json]
-  opencode-background-tasks export [--json]
-  opencode-background-tasks dashboard [--port 4098] [--host 127.0.0.1] [--open]
-  opencode-background-tasks automations [--project <id>] [--json]
-  opencode-background-tasks runs <automation id or unique prefix> [--json]
-  opencode-background-tasks webhooks [--project <id>] [--show-secret] [--json]
-  opencode-background-tasks webhooks set-secret <name>   (the secret on stdin: typed, piped or < file)
-  opencode-background-tasks proposals [--project <id>] [--json]
-  opencode-background-tasks proposals approve <proposal id or unique prefix> [--yes] [--json]
-  opencode-background-tasks proposals reject <proposal id or unique prefix> [--json]
-  opencode-background-tasks workers [--project <id>] [--json]
-  opencode-background-tasks --help
+  opencode-errands list [--project <id>] [--status <s>[,<s>...]] [--parent <session>] [--all] [--json]
+  opencode-errands show <task id or unique prefix> [--json]
+  opencode-errands export [--json]
+  opencode-errands dashboard [--port 4098] [--host 127.0.0.1] [--open]
+  opencode-errands automations [--project <id>] [--json]
+  opencode-errands runs <automation id or unique prefix> [--json]
+  opencode-errands webhooks [--project <id>] [--show-secret] [--json]
+  opencode-errands webhooks set-secret <name>   (the secret on stdin: typed, piped or < file)
+  opencode-errands proposals [--project <id>] [--json]
+  opencode-errands proposals approve <proposal id or unique prefix> [--yes] [--json]
+  opencode-errands proposals reject <proposal id or unique prefix> [--json]
+  opencode-errands workers [--project <id>] [--json]
+  opencode-errands --help
 
 Commands:
   list     Tasks of every project, oldest first, with where each runs (local, or the worker's
@@ -60,7 +60,7 @@ Commands:
            healthy, tasks running against its capacity, tasks queued for it.
 
 Options:
-  --db <path>         The database file. Default: $XDG_DATA_HOME/opencode-background-tasks/tasks.db
+  --db <path>         The database file. Default: $XDG_DATA_HOME/opencode-errands/errands.db
                       (~/.local/share/... when XDG_DATA_HOME is unset). Use the plugin's dbPath
                       option here if you set one.
   --project <id>      Only tasks (automations, workers...) of this project.

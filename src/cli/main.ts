@@ -14,7 +14,7 @@ import { showCommand } from "./show-command.ts";
 import { proposalsCommand } from "./proposals-command.ts";
 
 /**
- * `opencode-background-tasks <command>` (Node). Returns the exit code: 0 ok, 1 failure, 2 usage;
+ * `opencode-errands <command>` (Node). Returns the exit code: 0 ok, 1 failure, 2 usage;
  * a promise of it for a command that waits (proposals approve|reject).
  */
 export function main(argv: string[], io: CliIo = processIo): number | Promise<number> {

@@ -40,7 +40,7 @@ function listProposals(reader: TaskReader, args: CliArgs, io: CliIo): void {
   }
   if (proposals.length === 0) return io.stdout("No proposals wait for a decision.\n");
   const shown = proposals.map((a) => proposalText(a, proposalVersion(a, a.triggers), io.now()));
-  io.stdout(`${shown.join("\n\n")}\n\nDecide with \`opencode-background-tasks proposals approve <id>\` (it shows the definition again and asks) or \`proposals reject <id>\`.\n`);
+  io.stdout(`${shown.join("\n\n")}\n\nDecide with \`opencode-errands proposals approve <id>\` (it shows the definition again and asks) or \`proposals reject <id>\`.\n`);
 }
 
 /** Prints what would be approved, gets the user's yes, and approves exactly that version. */
@@ -49,7 +49,7 @@ async function approve(dbPath: string, a: ProjectAutomation, directory: string |
   // OpenCode's bash tool runs commands with AGENT=1 and OPENCODE=1 (seen on 1.18.33): the agent
   // asking to approve its own proposal. A speed bump, not the boundary (bash's permission is).
   if (io.env.AGENT === "1" || io.env.OPENCODE === "1") {
-    throw new CliError(`Not approved: this runs inside an OpenCode tool call (AGENT or OPENCODE is set), and a proposal is approved by you only: run \`opencode-background-tasks proposals approve ${a.id}\` in your own terminal, or Approve on the dashboard. Nothing was written.`, 1);
+    throw new CliError(`Not approved: this runs inside an OpenCode tool call (AGENT or OPENCODE is set), and a proposal is approved by you only: run \`opencode-errands proposals approve ${a.id}\` in your own terminal, or Approve on the dashboard. Nothing was written.`, 1);
   }
   const show = args.json ? io.stderr : io.stdout; // --json keeps stdout for the outcome
   show(`${proposalText(a, version, io.now())}\n\n`);
@@ -77,8 +77,8 @@ function findProposal(reader: TaskReader, wanted: string, project: string | unde
   const found = exact.length ? exact : matches;
   if (found.length > 1) throw new CliError(`'${wanted}' matches ${found.length} automations; give more of the id.`, 1);
   const a = found[0];
-  if (!a) throw new CliError(`No proposal has an id starting with '${wanted}'. Run \`opencode-background-tasks proposals\` to see them.`, 1);
-  if (!a.proposal) throw new CliError(`${a.id} "${a.title}" is not a proposal (it was approved already, or made with task_create): nothing to decide. \`opencode-background-tasks proposals\` lists the proposals.`, 1);
+  if (!a) throw new CliError(`No proposal has an id starting with '${wanted}'. Run \`opencode-errands proposals\` to see them.`, 1);
+  if (!a.proposal) throw new CliError(`${a.id} "${a.title}" is not a proposal (it was approved already, or made with task_create): nothing to decide. \`opencode-errands proposals\` lists the proposals.`, 1);
   return a;
 }
 
@@ -109,7 +109,7 @@ function report(c: InboxCommand, action: Decision, a: ProjectAutomation, directo
   const what = `${action === "approve" ? "Approving" : "Rejecting"} ${a.id} "${a.title}"`;
   if (c.status === "done") return io.stdout(`${c.outcome}\n`);
   if (c.status === "failed") return io.stderr(`${what} failed: ${c.outcome}\n`);
-  const check = "Check with `opencode-background-tasks proposals` (it leaves the list once applied) or on the dashboard.";
+  const check = "Check with `opencode-errands proposals` (it leaves the list once applied) or on the dashboard.";
   if (c.status === "claimed") return io.stdout(`${what}: being applied by an OpenCode of the project (${c.claimedBy}). ${check}\n`);
   const where = directory ? `in ${directory}` : `in project ${a.projectId}`;
   io.stdout(`${what}: queued (command ${c.id}). No OpenCode running ${where} took it within ${DECISION_WAIT_MS / 1000} s; it is applied when OpenCode next runs there. ${check}\n`);

@@ -22,7 +22,7 @@ function findOne(reader: TaskReader, prefix: string): ProjectTask {
   const matches = reader.findByIdPrefix(prefix);
   if (matches.length === 1) return matches[0]!;
   if (matches.length === 0) {
-    throw new CliError(`No task has an id starting with '${prefix}'. Run \`opencode-background-tasks list --all\` to see the ids.`, 1);
+    throw new CliError(`No task has an id starting with '${prefix}'. Run \`opencode-errands list --all\` to see the ids.`, 1);
   }
   const shown = matches.slice(0, 5).map((t) => `  ${t.id}  (${t.projectId})`);
   const more = matches.length > 5 ? [`  ... and ${matches.length - 5} more`] : [];

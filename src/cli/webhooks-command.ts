@@ -35,10 +35,10 @@ export function webhooksCommand(reader: TaskReader, dbPath: string, args: CliArg
 async function setSecret(reader: TaskReader, dbPath: string, name: string, io: CliIo): Promise<number> {
   // OpenCode's bash tool sets AGENT=1 and OPENCODE=1: the model would know the secret it pipes in.
   if (io.env.AGENT === "1" || io.env.OPENCODE === "1") {
-    throw new CliError(`Not set: this runs inside an OpenCode tool call (AGENT or OPENCODE is set), and a webhook's secret must not pass through the model. Run \`opencode-background-tasks webhooks set-secret ${name}\` in your own terminal. Nothing was changed.`, 1);
+    throw new CliError(`Not set: this runs inside an OpenCode tool call (AGENT or OPENCODE is set), and a webhook's secret must not pass through the model. Run \`opencode-errands webhooks set-secret ${name}\` in your own terminal. Nothing was changed.`, 1);
   }
   if (!reader.webhooks().some((h) => h.name === name)) {
-    throw new CliError(`No webhook named "${name}". \`opencode-background-tasks webhooks\` lists them. Nothing was changed.`, 1);
+    throw new CliError(`No webhook named "${name}". \`opencode-errands webhooks\` lists them. Nothing was changed.`, 1);
   }
   const secret = await readNewSecret(name, io);
   const problem = secretProblem(secret);
@@ -49,7 +49,7 @@ async function setSecret(reader: TaskReader, dbPath: string, name: string, io: C
   } finally {
     db.close();
   }
-  io.stdout(`Webhook ${name}: the new secret is set (${secret.length} characters). Deliveries signed with the old one are refused (401) from now on. \`opencode-background-tasks webhooks --show-secret\` shows it.\n`);
+  io.stdout(`Webhook ${name}: the new secret is set (${secret.length} characters). Deliveries signed with the old one are refused (401) from now on. \`opencode-errands webhooks --show-secret\` shows it.\n`);
   return 0;
 }
 
@@ -60,7 +60,7 @@ async function readNewSecret(name: string, io: CliIo): Promise<string> {
     if (first !== again) throw new CliError("Not set: the two secrets typed did not match; nothing was changed.", 1);
     return first;
   }
-  if (!io.readStdin) throw new CliError(`Not set: give the secret on stdin, e.g. \`opencode-background-tasks webhooks set-secret ${name} < secret.txt\`. Nothing was changed.`, 1);
+  if (!io.readStdin) throw new CliError(`Not set: give the secret on stdin, e.g. \`opencode-errands webhooks set-secret ${name} < secret.txt\`. Nothing was changed.`, 1);
   return (await io.readStdin()).replace(/\r?\n$/, "");
 }
 

@@ -10,7 +10,7 @@ const CLI_DEFAULT_PORT = 4098;
  * so an OpenCode without it pays nothing. A port already taken (another OpenCode on the same
  * database serves it) is logged, not an error. The token is never logged nor toasted (the model
  * can read OpenCode's log): it goes to a file only the user can read, and the log says how to
- * open the page (`opencode-background-tasks dashboard --open` reads it). Returns the stop
+ * open the page (`opencode-errands dashboard --open` reads it). Returns the stop
  * function for dispose.
  */
 export function serveDashboardFromPlugin(dbPath: string, port: number, host: Host): () => void {
@@ -46,7 +46,7 @@ function saveToken(write: () => void, host: Host): boolean {
     write();
     return true;
   } catch (error) {
-    void host.log("error", "Could not save the dashboard's sign-in token for `opencode-background-tasks dashboard --open`", { error: errorMessage(error) }).catch(() => undefined);
+    void host.log("error", "Could not save the dashboard's sign-in token for `opencode-errands dashboard --open`", { error: errorMessage(error) }).catch(() => undefined);
     return false;
   }
 }
@@ -55,5 +55,5 @@ function saveToken(write: () => void, host: Host): boolean {
 function openCommand(dbPath: string, port: number): string {
   const portArg = port === CLI_DEFAULT_PORT ? "" : ` --port ${port}`;
   const dbArg = dbPath === defaultDbPath() ? "" : ` --db ${JSON.stringify(dbPath)}`;
-  return `opencode-background-tasks dashboard --open${portArg}${dbArg}`;
+  return `opencode-errands dashboard --open${portArg}${dbArg}`;
 }

@@ -2,7 +2,7 @@ import { chmodSync, readFileSync, renameSync, rmSync, writeFileSync } from "node
 
 /**
  * Where the plugin leaves the token of the dashboard it serves (option dashboardPort), so that
- * `opencode-background-tasks dashboard --open` can print and open a signed-in URL in the user's
+ * `opencode-errands dashboard --open` can print and open a signed-in URL in the user's
  * terminal: the token never goes to OpenCode's log or a toast. Next to the database (which holds
  * webhook secrets already), readable by the user only, removed when the dashboard stops.
  */

@@ -2,7 +2,7 @@ import type { PageResult } from "./dashboard-routes.ts";
 import { html } from "./html.ts";
 import { layout } from "./page-layout.ts";
 
-const INSTALL_LINE = `{ "plugin": ["opencode-background-tasks"] }`;
+const INSTALL_LINE = `{ "plugin": ["opencode-errands"] }`;
 
 /**
  * Every page while there is no database yet: what will be here, and how to get there. Its main

@@ -142,7 +142,7 @@ export class Discovery {
     const text = [
       `While you were away, discovery proposed ${made.length} automation(s); nothing runs until the user approves:`,
       ...lines,
-      "Tell the user. Approve: task_update { id, enabled: true } (asks the user), the dashboard, or `npx opencode-background-tasks proposals approve <id>`. Reject: task_delete { id }.",
+      "Tell the user. Approve: task_update { id, enabled: true } (asks the user), the dashboard, or `npx opencode-errands proposals approve <id>`. Reject: task_delete { id }.",
     ].join("\n");
     const titles = made.map((a) => `"${a.title}"`).join(", ");
     const line = noticeLine("◇", `discovery proposed ${made.length} automation${made.length === 1 ? "" : "s"} while you were away: ${titles}`, "nothing runs until you approve");

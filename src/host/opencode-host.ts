@@ -6,7 +6,7 @@ import type { Host, HostAgent, HostMessage, HostSession, PromptInput, SessionAct
 type Client = ReturnType<typeof createOpencodeClient>;
 type Result<T> = { data?: T; error?: unknown; response?: Response };
 
-const SERVICE = "opencode-background-tasks";
+const SERVICE = "opencode-errands";
 
 /** The Host on OpenCode's v1 SDK client (`{ path, query, body }` calls returning `{ data, error }`). */
 export function createOpencodeHost(client: Client): Host {

@@ -30,5 +30,5 @@ function canonicalJson(value: unknown): string {
 
 /** The refusal when the definition changed between the user's look and the approval being applied. */
 export function changedSinceLooked(a: Pick<Automation, "id" | "title">): string {
-  return `Not approved: proposal ${a.id} "${a.title}": it changed since you looked; look again (reload the dashboard, or run \`opencode-background-tasks proposals\`) and approve what it is now. Nothing was enabled.`;
+  return `Not approved: proposal ${a.id} "${a.title}": it changed since you looked; look again (reload the dashboard, or run \`opencode-errands proposals\`) and approve what it is now. Nothing was enabled.`;
 }

@@ -18,7 +18,7 @@ const ADVICE: Record<StoreUnavailableReason, string> = {
   permission:
     "Check that the file and its folder exist and that you can read and write them, or set the dbPath option to another file.",
   foreign:
-    "It is not an opencode-background-tasks database, so it is left alone. Set the dbPath option to a new file.",
+    "It is not an opencode-errands database, so it is left alone. Set the dbPath option to a new file.",
   missing:
     "There is no database yet: the plugin creates it when it first runs a background task. If the plugin's dbPath option is set, use that path.",
   "driver-missing":

@@ -146,7 +146,7 @@ export function webhookLines(triggers: Trigger[], webhooks: Map<string, { name: 
   return triggers.flatMap((t) => {
     const hook = webhooks.get(t.id);
     if (!hook || t.spec.kind !== "webhook") return [];
-    return [`Webhook ${hook.name}: POST ${t.spec.url}, signed with a secret the plugin generated; it is not shown here: the user reads it in a terminal with \`opencode-background-tasks webhooks --show-secret\`. Signatures: GitHub's X-Hub-Signature-256, or Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature).`];
+    return [`Webhook ${hook.name}: POST ${t.spec.url}, signed with a secret the plugin generated; it is not shown here: the user reads it in a terminal with \`opencode-errands webhooks --show-secret\`. Signatures: GitHub's X-Hub-Signature-256, or Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature).`];
   });
 }
 

@@ -182,7 +182,7 @@ class GithubPoller {
   private async get(path: string, etag: string | undefined): Promise<Answer> {
     const now = this.ctx.clock.now();
     if (this.budget && this.budget.remaining <= 0 && this.budget.resetMs > now) throw new RateLimited(this.budget.resetMs);
-    const headers: Record<string, string> = { accept: "application/vnd.github+json", "x-github-api-version": "2022-11-28", "user-agent": "opencode-background-tasks" };
+    const headers: Record<string, string> = { accept: "application/vnd.github+json", "x-github-api-version": "2022-11-28", "user-agent": "opencode-errands" };
     if (this.token) headers.authorization = `Bearer ${this.token}`;
     if (etag && this.options.conditional !== false) headers["if-none-match"] = etag;
     const controller = new AbortController();

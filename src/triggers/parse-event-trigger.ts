@@ -48,7 +48,7 @@ function parseWebhook(input: TriggerInput): EventSpec {
     throw new TriggerSpecError(`"webhook": "${name}" must be a name of letters, digits, - and _ (at most 64), e.g. "deploy"; it becomes /hooks/<name>.`);
   }
   if (input.secret !== undefined) {
-    throw new TriggerSpecError(`"secret" cannot be given here: the plugin generates the webhook's secret and never shows it to the model. Leave "secret" out; the user reads it with \`opencode-background-tasks webhooks --show-secret\`, or sets their own with \`opencode-background-tasks webhooks set-secret ${name}\` in a terminal. Nothing was created.`);
+    throw new TriggerSpecError(`"secret" cannot be given here: the plugin generates the webhook's secret and never shows it to the model. Leave "secret" out; the user reads it with \`opencode-errands webhooks --show-secret\`, or sets their own with \`opencode-errands webhooks set-secret ${name}\` in a terminal. Nothing was created.`);
   }
   return { kind: "webhook", name };
 }

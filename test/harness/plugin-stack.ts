@@ -131,7 +131,7 @@ export async function toolOutputs(stack: Stack, sessionID: string, tool: string)
 
 /** The plugin's database in a server's private home (the default dbPath). */
 export function pluginDbPath(server: OpencodeServer): string {
-  return `${server.homeDir}/.local/share/opencode-background-tasks/tasks.db`;
+  return `${server.homeDir}/.local/share/opencode-errands/errands.db`;
 }
 
 /** Rows of a query on the plugin's database, read on a connection of its own (the servers keep writing it). */

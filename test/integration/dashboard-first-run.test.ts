@@ -8,10 +8,10 @@ import { fileURLToPath } from "node:url";
 import { after, before, describe, it } from "node:test";
 import { launchTask, pluginDbPath, startStack, waitUntil, type Stack } from "../harness/plugin-stack.ts";
 
-const BIN = fileURLToPath(new URL("../../bin/opencode-background-tasks.mjs", import.meta.url));
+const BIN = fileURLToPath(new URL("../../bin/opencode-errands.mjs", import.meta.url));
 
 /**
- * A new user's first minutes: `npx opencode-background-tasks dashboard` before OpenCode has ever
+ * A new user's first minutes: `npx opencode-errands dashboard` before OpenCode has ever
  * run the plugin (no database at the default path), then OpenCode with the plugin, then a task.
  * Plain HTTP: what the page says, and that it follows the database once the plugin creates it.
  */
@@ -28,7 +28,7 @@ describe("the dashboard started before the plugin ever ran, on a real OpenCode",
   before(async () => {
     root = mkdtempSync(join(tmpdir(), "dash-first-"));
     homeDir = join(root, "home");
-    dbPath = join(homeDir, ".local/share/opencode-background-tasks/tasks.db");
+    dbPath = join(homeDir, ".local/share/opencode-errands/errands.db");
     // The CLI's default path under this home: the same file the plugin will use by default there.
     cli = spawn(process.execPath, [BIN, "dashboard", "--port", "0"], {
       stdio: ["ignore", "pipe", "pipe"],
@@ -62,7 +62,7 @@ describe("the dashboard started before the plugin ever ran, on a real OpenCode",
     const page = await home();
     assert.match(page, /No background tasks yet/);
     assert.ok(page.includes(dbPath), "names the file it waits for");
-    assert.match(page, /opencode-background-tasks&quot;\] \}/, "the opencode.json line");
+    assert.match(page, /opencode-errands&quot;\] \}/, "the opencode.json line");
     assert.equal(existsSync(dbPath), false);
   });
 

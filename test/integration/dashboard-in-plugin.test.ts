@@ -22,7 +22,7 @@ describe("the dashboard served from inside OpenCode", () => {
   it("logs that it runs and how to open it, never its token; `dashboard` on that port prints a signed-in URL for it; the cookie is named after the port", async () => {
     const parent = await stack.newSession("parent: in-plugin dashboard");
     const id = await launchTask(stack, parent, { description: "seen from inside", prompt: "REPLY inside ok" });
-    const hint = `The background tasks dashboard runs at http://127.0.0.1:${port}/. To open it signed in, run \`opencode-background-tasks dashboard --open --port ${port}\` in a terminal.`;
+    const hint = `The background tasks dashboard runs at http://127.0.0.1:${port}/. To open it signed in, run \`opencode-errands dashboard --open --port ${port}\` in a terminal.`;
     await waitUntil(() => stack.server.logs().includes(hint), { timeoutMs: 10_000, what: "the dashboard's line in the log" });
     // The user's terminal: the CLI finds the running dashboard and prints its URL, token included.
     let printed = "";

@@ -36,7 +36,7 @@ describe("the packed package, installed from its tarball", () => {
     const binding = "node_modules/better-sqlite3/build/Release/better_sqlite3.node";
     mkdirSync(join(app, binding, ".."), { recursive: true });
     copyFileSync(join(PACKAGE_DIR, binding), join(app, binding));
-    installed = join(app, "node_modules/opencode-background-tasks");
+    installed = join(app, "node_modules/opencode-errands");
   });
 
   after(() => {
@@ -48,17 +48,17 @@ describe("the packed package, installed from its tarball", () => {
     assert.deepEqual(found, []);
     assert.equal(existsSync(join(app, "node_modules/@opencode-ai/sdk/package.json")), true, "the plugin package brings the SDK itself");
     assert.ok(existsSync(join(installed, "dist/cli/main.js")));
-    assert.match(readFileSync(join(installed, "LICENSE"), "utf8"), /^MIT License\n\nCopyright \(c\) 2026 opencode-background-tasks contributors/);
+    assert.match(readFileSync(join(installed, "LICENSE"), "utf8"), /^MIT License\n\nCopyright \(c\) 2026 opencode-errands contributors/);
     const manifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8"));
     assert.equal(manifest.engines.node, ">=20");
     assert.equal(manifest.dependencies.tsx, undefined);
     assert.equal(manifest.dependencies["@opencode-ai/sdk"], undefined);
   });
 
-  it("runs `npx opencode-background-tasks --help` under plain Node", () => {
+  it("runs `npx opencode-errands --help` under plain Node", () => {
     const help = npx(["--help"], app);
     assert.equal(help.status, 0, help.stderr);
-    assert.match(help.stdout, /^opencode-background-tasks: inspect/);
+    assert.match(help.stdout, /^opencode-errands: inspect/);
   });
 
   describe("loaded into a real opencode serve", () => {
@@ -103,7 +103,7 @@ function npm(args: string[], cwd: string): void {
 
 function npx(args: string[], cwd: string) {
   // --no: fail instead of fetching the package when it is not installed here; "--" keeps --help for the CLI.
-  return spawnSync("npx", ["--no", "--", "opencode-background-tasks", ...args], { cwd, env: cleanEnv(), encoding: "utf8", timeout: 60_000 });
+  return spawnSync("npx", ["--no", "--", "opencode-errands", ...args], { cwd, env: cleanEnv(), encoding: "utf8", timeout: 60_000 });
 }
 
 /** Every installed package directory under a node_modules folder, nested ones included. */

@@ -11,7 +11,7 @@ import { startMockModel, messageText, type MockModel, type MockRequest } from ".
 import { openSqlite } from "../../src/store/sqlite-driver.ts";
 import { signGithub, signStandardWebhook } from "../../src/triggers/webhook-signature.ts";
 
-const BIN = fileURLToPath(new URL("../../bin/opencode-background-tasks.mjs", import.meta.url));
+const BIN = fileURLToPath(new URL("../../bin/opencode-errands.mjs", import.meta.url));
 
 /**
  * Webhook triggers on a real OpenCode: one server takes signed deliveries on the plugin's listener
@@ -126,7 +126,7 @@ describe("webhook triggers on the real host", () => {
 
   it("the tool answers never carry the secret: they say where the user reads it", async () => {
     const answers = (await toolOutputs(stack, parent, "task_create")).join("\n");
-    assert.equal(answers.match(/opencode-background-tasks webhooks --show-secret/g)?.length, 3, answers);
+    assert.equal(answers.match(/opencode-errands webhooks --show-secret/g)?.length, 3, answers);
     for (const secret of [deploy.secret, flood.secret, door.secret]) assert.ok(!answers.includes(secret), `a tool answer shows a secret: ${answers}`);
   });
 
@@ -273,7 +273,7 @@ describe("webhook triggers on the real host", () => {
     for (const secret of [deploy.secret, flood.secret, door.secret]) assert.ok(!serverLogs.includes(secret), "no secret in the server's logs");
     // Nothing the model was sent (tool answers included) holds a secret.
     const toModel = JSON.stringify(mock.requests().map((r) => r.body));
-    assert.match(toModel, /opencode-background-tasks webhooks --show-secret/, "the model saw the tool answers");
+    assert.match(toModel, /opencode-errands webhooks --show-secret/, "the model saw the tool answers");
     for (const secret of [deploy.secret, flood.secret, door.secret]) assert.ok(!toModel.includes(secret), "no secret in a model request");
 
     const tables = query("SELECT name FROM sqlite_master WHERE type = 'table'").map((t) => String(t.name));
@@ -302,7 +302,7 @@ describe("webhook triggers on the real host", () => {
     const proposed = await tool("task_propose", { title: "chosen secret", reason: "to test", prompt: "REPLY x", triggers: [{ webhook: "chosen-3", secret: chosen }] });
     for (const out of [created, added, proposed]) {
       assert.match(out, /"secret" cannot be given here/, out);
-      assert.match(out, /opencode-background-tasks webhooks set-secret chosen/, out);
+      assert.match(out, /opencode-errands webhooks set-secret chosen/, out);
       assert.ok(!out.includes(chosen), out);
     }
     const after = { automations: query("SELECT id FROM automations").length, triggers: query("SELECT id FROM automation_triggers").length, hooks: query("SELECT name FROM webhooks").length };

@@ -45,7 +45,7 @@ describe("CLI: automations and runs", () => {
     assert.equal(json.runs[0].status, "completed");
     const bad = run(["runs", "au_nope", "--db", db.path]);
     assert.equal(bad.code, 1);
-    assert.match(bad.stderr, /No automation has an id starting with 'au_nope'\. Run `opencode-background-tasks automations`/);
+    assert.match(bad.stderr, /No automation has an id starting with 'au_nope'\. Run `opencode-errands automations`/);
     assert.equal(run(["runs", "--db", db.path]).code, 2);
   });
 });
@@ -112,7 +112,7 @@ describe("CLI: webhooks", () => {
       [["set-secret", "deploy"], { stdin: "too-short\n" }, 1, /at least 16 characters \(got 9\)/],
       [["set-secret", "deploy"], { stdin: "with\u0007control-chars-123" }, 1, /control characters/],
       [["set-secret", "deploy"], { stdin: "" }, 1, /at least 16 characters \(got 0\)/],
-      [["set-secret", "nope"], { stdin: "a-long-enough-secret-123" }, 1, /No webhook named "nope".*opencode-background-tasks webhooks/],
+      [["set-secret", "nope"], { stdin: "a-long-enough-secret-123" }, 1, /No webhook named "nope".*opencode-errands webhooks/],
       [["set-secret", "deploy"], { stdin: "a-long-enough-secret-123", env: { AGENT: "1" } }, 1, /inside an OpenCode tool call/],
       [["set-secret"], { stdin: "a-long-enough-secret-123" }, 2, /set-secret needs a webhook name/],
       [["frob"], { stdin: "" }, 2, /Unknown webhooks action 'frob'/],

@@ -61,7 +61,7 @@ function run(argv: string[], env: Record<string, string | undefined> = {}): Run 
 const runDb = (...argv: string[]) => run([...argv, "--db", db]);
 const lines = (text: string) => text.trimEnd().split("\n");
 
-describe("opencode-background-tasks CLI", () => {
+describe("opencode-errands CLI", () => {
   before(() => {
     dir = mkdtempSync(join(tmpdir(), "obt-cli-"));
     db = join(dir, "tasks.db");
@@ -161,14 +161,14 @@ describe("opencode-background-tasks CLI", () => {
     assert.match(ambiguous.stderr, /'ses_abc' matches 2 tasks; give more of the id:\n {2}ses_abc111 {2}\(proj_alpha\)\n {2}ses_abc222/);
     const unknown = runDb("show", "ses_zzz");
     assert.equal(unknown.code, 1);
-    assert.match(unknown.stderr, /No task has an id starting with 'ses_zzz'\. Run `opencode-background-tasks list --all`/);
+    assert.match(unknown.stderr, /No task has an id starting with 'ses_zzz'\. Run `opencode-errands list --all`/);
   });
 
   it("export --json dumps tasks (cleared too), events and notifications", () => {
     const { code, stdout } = runDb("export", "--json");
     assert.equal(code, 0);
     const dump = JSON.parse(stdout);
-    assert.equal(dump.format, "opencode-background-tasks-export");
+    assert.equal(dump.format, "opencode-errands-export");
     assert.deepEqual(dump.schemaVersions, MIGRATIONS.map((m) => m.version));
     assert.equal(dump.exportedAt, new Date(T0 + 3_600_000).toISOString());
     assert.equal(dump.tasks.length, 4);
@@ -180,7 +180,7 @@ describe("opencode-background-tasks CLI", () => {
 
   it("reads the default path under XDG_DATA_HOME", () => {
     const dataHome = join(dir, "xdg");
-    seed(join(dataHome, "opencode-background-tasks", "tasks.db"));
+    seed(join(dataHome, "opencode-errands", "errands.db"));
     const { code, stdout } = run(["list", "--json"], { XDG_DATA_HOME: dataHome });
     assert.equal(code, 0);
     assert.equal(JSON.parse(stdout).length, 3);
@@ -231,7 +231,7 @@ describe("opencode-background-tasks CLI", () => {
       const result = run(argv);
       assert.equal(result.code, 2, `exit code for ${argv.join(" ")}`);
       assert.match(result.stderr, message);
-      assert.match(result.stderr, /Run `opencode-background-tasks --help` for usage\./);
+      assert.match(result.stderr, /Run `opencode-errands --help` for usage\./);
     }
   });
 
@@ -239,14 +239,14 @@ describe("opencode-background-tasks CLI", () => {
     for (const argv of [["--help"], ["-h"], ["help"], ["list", "--help"]]) {
       const { code, stdout } = run(argv);
       assert.equal(code, 0);
-      assert.match(stdout, /^opencode-background-tasks: inspect/);
+      assert.match(stdout, /^opencode-errands: inspect/);
       assert.match(stdout, /list \[--project <id>\]/);
       assert.match(stdout, /Exit codes: 0 success, 1 failure/);
     }
   });
 
   it("the bin launcher runs the CLI under plain Node and passes the exit code on", () => {
-    const bin = join(import.meta.dirname, "..", "..", "bin", "opencode-background-tasks.mjs");
+    const bin = join(import.meta.dirname, "..", "..", "bin", "opencode-errands.mjs");
     const ok = spawnSync(process.execPath, [bin, "list", "--db", db], { encoding: "utf8", env: { ...process.env, TZ: "UTC" } });
     assert.equal(ok.status, 0, ok.stderr);
     assert.match(ok.stdout, /ses_abc111\s+completed/);

@@ -25,7 +25,7 @@ async function waitUntil<T>(check: () => T | undefined | false, { what, timeoutM
   }
 }
 
-const BIN = fileURLToPath(new URL("../../bin/opencode-background-tasks.mjs", import.meta.url));
+const BIN = fileURLToPath(new URL("../../bin/opencode-errands.mjs", import.meta.url));
 
 /** Starts the real CLI and resolves with the URL it prints. */
 async function startCli(args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; output: () => string }> {
@@ -89,7 +89,7 @@ describe("the dashboard command", () => {
 
   it("starts before the plugin has created the default database, and shows it once the plugin has, without a restart", async () => {
     const dataHome = join(dir, "xdg");
-    const path = join(dataHome, "opencode-background-tasks", "tasks.db");
+    const path = join(dataHome, "opencode-errands", "errands.db");
     const cli = await startCli(["--port", "0"], { XDG_DATA_HOME: dataHome });
     try {
       assert.ok(cli.output().includes(`Dashboard for ${path}`), cli.output());
@@ -100,7 +100,7 @@ describe("the dashboard command", () => {
       assert.equal(before.status, 200);
       const waiting = await before.text();
       assert.match(waiting, /No background tasks yet/);
-      assert.match(waiting, /opencode-background-tasks&quot;\] \}/, "the opencode.json line");
+      assert.match(waiting, /opencode-errands&quot;\] \}/, "the opencode.json line");
       assert.equal(existsSync(dataHome), false, "the dashboard creates no file or folder");
 
       const store = SqliteTaskStore.open({ path, projectId: "proj_first" }); // as the plugin does when OpenCode starts
@@ -178,7 +178,7 @@ describe("the dashboard served by the plugin (option dashboardPort)", () => {
       assert.match(token, /^[\w-]{20,}$/);
       assert.equal(statSync(tokenFilePath(db, port)).mode & 0o777, 0o600);
       for (const line of said) assert.ok(!line.includes(token) && !line.includes("token="), `no token in: ${line}`);
-      assert.ok(said.some((s) => s.includes(`The background tasks dashboard runs at http://127.0.0.1:${port}/. To open it signed in, run \`opencode-background-tasks dashboard --open --port ${port} --db "${db}"\` in a terminal.`)), said.join("\n"));
+      assert.ok(said.some((s) => s.includes(`The background tasks dashboard runs at http://127.0.0.1:${port}/. To open it signed in, run \`opencode-errands dashboard --open --port ${port} --db "${db}"\` in a terminal.`)), said.join("\n"));
       assert.equal((await fetch(`http://127.0.0.1:${port}/?token=${token}`, { redirect: "manual" })).status, 303, "the file holds the served token");
     } finally {
       stop();

@@ -262,7 +262,7 @@ describe("dashboard server before the plugin has created the database", () => {
     assert.match(home.body, /No background tasks yet/);
     assert.ok(home.body.includes(db), "names the file it waits for");
     assert.match(home.body, /opencode\.json/);
-    assert.ok(home.body.includes("{ &quot;plugin&quot;: [&quot;opencode-background-tasks&quot;] }"), "the install line");
+    assert.ok(home.body.includes("{ &quot;plugin&quot;: [&quot;opencode-errands&quot;] }"), "the install line");
     assert.match(home.body, /ask the agent for a background task/);
     assert.match(home.body, /<main id="main" data-live>/, "live, so the home page replaces it");
     assert.equal((await send(d, "GET", "/task?project=p&id=ses_x", { cookie })).status, 404);

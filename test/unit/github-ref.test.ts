@@ -82,7 +82,7 @@ describe("webhook trigger: the secret is the plugin's", () => {
   it("a secret in the trigger is refused, naming the CLI command that sets one", () => {
     assert.throws(
       () => parseTrigger({ webhook: "deploy", secret: "whsec_chosen-by-the-model-123" }, Date.now()),
-      (error: Error) => error instanceof TriggerSpecError && error.message.includes("opencode-background-tasks webhooks set-secret deploy") && !error.message.includes("chosen-by-the-model"),
+      (error: Error) => error instanceof TriggerSpecError && error.message.includes("opencode-errands webhooks set-secret deploy") && !error.message.includes("chosen-by-the-model"),
     );
     assert.deepEqual(parseTrigger({ webhook: "deploy" }, Date.now()), { kind: "webhook", name: "deploy" });
   });

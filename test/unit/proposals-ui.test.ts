@@ -222,7 +222,7 @@ describe("CLI: proposals", () => {
     const out = await cli(["proposals", "reject", id, "--db", db.path], () => now, async () => void ((now += 100), polls++));
     assert.equal(out.code, 0, out.stderr);
     assert.equal(polls, 50, "about 5 s of polling");
-    assert.match(out.stdout, new RegExp(`Rejecting ${id} "watch the deploy": queued \\(command \\d+\\)\\. No OpenCode running in project proj took it within 5 s; it is applied when OpenCode next runs there\\. Check with \`opencode-background-tasks proposals\``));
+    assert.match(out.stdout, new RegExp(`Rejecting ${id} "watch the deploy": queued \\(command \\d+\\)\\. No OpenCode running in project proj took it within 5 s; it is applied when OpenCode next runs there\\. Check with \`opencode-errands proposals\``));
     const reader = TaskReader.open(db.path);
     try {
       assert.deepEqual(reader.commands("proj").map((c) => [c.kind, c.targetId, c.source, c.status]), [["reject", id, "cli", "pending"]]);
@@ -239,7 +239,7 @@ describe("CLI: proposals", () => {
     const plain = /automation (au\w+)/.exec(created)![1]!;
     const unknown = await cli(["proposals", "approve", "zzz", "--db", db.path], () => f.clock.now());
     assert.equal(unknown.code, 1);
-    assert.match(unknown.stderr, /No proposal has an id starting with 'zzz'\. Run `opencode-background-tasks proposals` to see them\./);
+    assert.match(unknown.stderr, /No proposal has an id starting with 'zzz'\. Run `opencode-errands proposals` to see them\./);
     const notProposal = await cli(["proposals", "reject", plain, "--db", db.path], () => f.clock.now());
     assert.equal(notProposal.code, 1);
     assert.match(notProposal.stderr, /"nightly" is not a proposal/);
