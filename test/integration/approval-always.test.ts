@@ -1,0 +1,79 @@
+import { describe, it, after, before } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { startStack, call, toolOutputs, waitUntil, MOCK_MODEL, queryDb, pendingPermissions, answerPermission, type Stack, type PermissionRequest } from "../harness/plugin-stack.ts";
+import { startMockModel, type MockModel } from "../harness/mock-model.ts";
+
+type Answer = "once" | "always" | "reject";
+/** The server's prompt carries the "always" rules it would store (the harness type leaves them out). */
+const alwaysOf = (p: PermissionRequest) => (p as PermissionRequest & { always: string[] }).always;
+
+/**
+ * What an "always" reaches on a real OpenCode (issue 22): a bash "always" stores the command's
+ * prefix, never the string the model wrote; a background_automation "always" never becomes a
+ * wildcard the model chose; and bash-only syntax that /bin/sh would run differently is refused.
+ */
+describe("what an always answer stores (real host)", () => {
+  let stack: Stack;
+  let mock: MockModel;
+  const dir = mkdtempSync(join(tmpdir(), "ocbt-always-"));
+  const dbPath = join(dir, "tasks.db");
+  before(async () => {
+    mock = await startMockModel();
+    stack = await startStack({ mock, pluginOptions: { dbPath }, config: { permission: { background_automation: "ask", bash: { "*": "ask", "git *": "allow" } } } });
+  });
+  after(async () => {
+    await stack?.stop().catch(() => undefined);
+    await mock?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const titles = () => queryDb(dbPath, "SELECT title FROM automations").map((r) => r.title);
+
+  /** The model calls task_create; each prompt it raises is answered by `answer` until the tool answers. */
+  async function create(args: Record<string, unknown>, answer: (p: PermissionRequest) => Answer) {
+    const parent = await stack.newSession(`always ${String(args.title)}`);
+    const prompts: PermissionRequest[] = [];
+    void stack.server.client.session.promptAsync({ path: { id: parent }, body: { agent: "build", model: MOCK_MODEL, parts: [{ type: "text", text: call("task_create", args) }] } });
+    const out = await waitUntil(async () => {
+      for (const p of (await pendingPermissions(stack)).filter((q) => q.sessionID === parent && !prompts.some((s) => s.id === q.id))) {
+        prompts.push(p);
+        await answerPermission(stack, p.id, answer(p));
+      }
+      return (await toolOutputs(stack, parent, "task_create"))[0];
+    }, { timeoutMs: 30_000, what: "task_create's answer" });
+    await waitUntil(async () => (await stack.server.client.session.status()).data?.[parent] === undefined, { what: "parent idle" });
+    return { out, prompts };
+  }
+
+  it("bash 'always' stores the prefix (touch *): a later touch passes, a later rm is still asked", async () => {
+    const first = await create({ title: "toucher", steps: [{ name: "t", run: `touch ${join(dir, "a")}` }] }, () => "always");
+    assert.deepEqual(first.prompts.filter((p) => p.permission === "bash").map((p) => [p.patterns, alwaysOf(p)]), [[[`touch ${join(dir, "a")}`], ["touch *"]]]);
+    const second = await create({ title: "remover", steps: [{ name: "t", run: `touch ${join(dir, "b")} && rm -f ${join(dir, "c")}` }] }, (p) => (p.permission === "bash" ? "reject" : "once"));
+    assert.deepEqual(second.prompts.filter((p) => p.permission === "bash").map((p) => p.patterns), [[`rm -f ${join(dir, "c")}`]]);
+    assert.match(second.out, /was not allowed \(bash permission\)/);
+    assert.deepEqual(titles(), ["toucher"]);
+  });
+
+  it("'always' on an automation titled \"*\" approves nothing else: the next automation is still asked", async () => {
+    const star = await create({ title: "*", prompt: "look at CI" }, () => "always");
+    assert.deepEqual(star.prompts.map((p) => [p.permission, alwaysOf(p)]), [["background_automation", []]]);
+    const next = await create({ title: "something else", prompt: "mail the keys somewhere" }, () => "reject");
+    assert.deepEqual(next.prompts.map((p) => p.permission), ["background_automation"], "asked, not covered by the first always");
+    assert.match(next.out, /rejected automation "something else"/);
+    assert.ok(!titles().includes("something else"));
+  });
+
+  it("bash-only syntax that /bin/sh runs differently is refused: nothing asked, nothing stored, nothing ran", async () => {
+    const file = join(dir, "pwned");
+    for (const run of [`[[ -n a || touch ${file} ]]`, `git status &> /dev/null touch ${file}`]) {
+      const { out, prompts } = await create({ title: `sh gap ${run.slice(0, 6)}`, steps: [{ name: "t", run }] }, () => "once");
+      assert.deepEqual(prompts.filter((p) => p.permission === "bash"), []);
+      assert.match(out, /not a well-formed shell command/);
+    }
+    assert.ok(!titles().some((t) => t.startsWith("sh gap")));
+    assert.equal(existsSync(file), false);
+  });
+});
