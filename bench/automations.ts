@@ -18,7 +18,7 @@ import { runInNewContext } from "node:vm";
 import { systemClock } from "../src/core/clock.ts";
 import { TaskManager } from "../src/core/task-manager.ts";
 import type { Host } from "../src/host/host.ts";
-import { DEFAULT_OPTIONS } from "../src/options.ts";
+import { DEFAULT_OPTIONS } from "../src/options/options.ts";
 import { SqliteTaskStore } from "../src/store/sqlite-task-store.ts";
 import { createAutomations } from "../src/automations/create-automations.ts";
 import type { AutomationService } from "../src/automations/automation-service.ts";

@@ -17,7 +17,7 @@ import { pathToFileURL } from "node:url";
 import { FakeClock } from "../test/helpers/fake-clock.ts";
 import { FakeHost } from "../test/helpers/fake-host.ts";
 import { TaskManager } from "../src/core/task-manager.ts";
-import { DEFAULT_OPTIONS } from "../src/options.ts";
+import { DEFAULT_OPTIONS } from "../src/options/options.ts";
 import { SqliteTaskStore } from "../src/store/sqlite-task-store.ts";
 import { SqliteEvidenceStore } from "../src/store/sqlite-evidence-store.ts";
 import { EvidenceService } from "../src/evidence/evidence-service.ts";

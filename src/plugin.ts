@@ -1,5 +1,5 @@
 import type { Hooks, PluginInput } from "@opencode-ai/plugin";
-import { parseOptions, type Options } from "./options.ts";
+import { parseOptions, type Options } from "./options/options.ts";
 import { DAY_MS, systemClock } from "./core/clock.ts";
 import { errorMessage } from "./core/errors.ts";
 import { TaskManager } from "./core/task-manager.ts";

@@ -3,7 +3,7 @@
  * A channel's URL and secret stay in the options: everything shown elsewhere (errors, logs, the
  * outbox table, task_read, the dashboard) names the channel and its URL's host only.
  */
-import { checkHttpUrl, kindOf } from "../option-checks.ts";
+import { checkHttpUrl, kindOf } from "../core/option-checks.ts";
 
 export const CHANNEL_FORMATS = ["slack", "ntfy", "discord", "json"] as const;
 export type ChannelFormat = (typeof CHANNEL_FORMATS)[number];

@@ -1,7 +1,7 @@
 import { tool, type ToolDefinition } from "@opencode-ai/plugin";
 import type { Clock } from "../core/clock.ts";
 import type { TaskManager } from "../core/task-manager.ts";
-import type { Options } from "../options.ts";
+import type { Options } from "../options/options.ts";
 import { backgroundTaskTool } from "./background-task.ts";
 import { backgroundOutputTool } from "./background-output.ts";
 import { backgroundListTool } from "./background-list.ts";

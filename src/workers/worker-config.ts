@@ -4,7 +4,7 @@
  * that holds it. Nothing here quotes a password, and a URL with credentials in it is refused.
  */
 import { posix, win32 } from "node:path";
-import { checkHttpUrl, kindOf } from "../option-checks.ts";
+import { checkHttpUrl, kindOf } from "../core/option-checks.ts";
 
 export type WorkerConfig = {
   /** Letters, digits, "-" or "_"; what `background_task`'s `worker` argument names. */

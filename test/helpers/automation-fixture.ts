@@ -7,7 +7,7 @@ import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
 import { AutomationStore } from "../../src/automations/automation-store.ts";
 import { AutomationContext, type ChannelSink } from "../../src/automations/automation-context.ts";
 import { AutomationService, type AutomationFields } from "../../src/automations/automation-service.ts";
-import type { Options } from "../../src/options.ts";
+import type { Options } from "../../src/options/options.ts";
 import type { TriggerInput } from "../../src/automations/trigger-spec.ts";
 import { EventSources } from "../../src/triggers/event-sources.ts";
 import { EventTriggerStore } from "../../src/triggers/event-trigger-store.ts";

@@ -3,7 +3,7 @@ import { FakeHost } from "./fake-host.ts";
 import { MemoryTaskStore } from "../../src/core/memory-task-store.ts";
 import { TaskManager, type ManagerParts } from "../../src/core/task-manager.ts";
 import { buildTools } from "../../src/tools/build-tools.ts";
-import { DEFAULT_OPTIONS, type Options } from "../../src/options.ts";
+import { DEFAULT_OPTIONS, type Options } from "../../src/options/options.ts";
 import type { TaskStore } from "../../src/core/task-store.ts";
 
 export const PARENT = "ses_parent0001";

@@ -6,7 +6,7 @@ import { MemoryEvidenceStore } from "../../src/evidence/memory-evidence-store.ts
 import { EvidenceService, type EvidenceConfig } from "../../src/evidence/evidence-service.ts";
 import { buildTools } from "../../src/tools/build-tools.ts";
 import { normalizeEvent } from "../../src/host/normalize-event.ts";
-import { DEFAULT_OPTIONS, type Options } from "../../src/options.ts";
+import { DEFAULT_OPTIONS, type Options } from "../../src/options/options.ts";
 
 let callSeq = 0;
 

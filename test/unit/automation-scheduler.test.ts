@@ -1,7 +1,7 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { automationFixture, startedAutomations, tempDb, PARENT } from "../helpers/automation-fixture.ts";
-import type { Options } from "../../src/options.ts";
+import type { Options } from "../../src/options/options.ts";
 
 const setup = (overrides: Partial<Options> = {}) => startedAutomations(overrides);
 

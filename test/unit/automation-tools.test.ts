@@ -2,7 +2,7 @@ import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { automationFixture, tempDb, PARENT, MODEL } from "../helpers/automation-fixture.ts";
 import { automationTools, buildTools } from "../../src/tools/build-tools.ts";
-import { DEFAULT_OPTIONS } from "../../src/options.ts";
+import { DEFAULT_OPTIONS } from "../../src/options/options.ts";
 import { askForAutomationsByDefault } from "../../src/automations/create-automations.ts";
 
 function setup() {

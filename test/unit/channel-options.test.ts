@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { OptionsError, parseOptions } from "../../src/options.ts";
+import { OptionsError, parseOptions } from "../../src/options/options.ts";
 import { channelLabel } from "../../src/channels/channel-config.ts";
 
 const SLACK = "https://hooks.slack.com/services/T000/B000/XXXXsecretpath";

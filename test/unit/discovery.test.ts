@@ -4,7 +4,7 @@ import { automationFixture, tempDb, MODEL } from "../helpers/automation-fixture.
 import { automationTools } from "../../src/tools/build-tools.ts";
 import { Discovery, DISCOVERY_ID } from "../../src/discovery/discovery.ts";
 import { parseDiscovery } from "../../src/discovery/discovery-config.ts";
-import { parseOptions } from "../../src/options.ts";
+import { parseOptions } from "../../src/options/options.ts";
 
 const MIN = 60_000;
 const USER = "ses_user";

@@ -41,7 +41,7 @@ describe("concurrency limits and the queue", () => {
     const queued = await f.launch();
     f.host.finishRun(running, "ok", { emitIdle: false });
     const { TaskManager } = await import("../../src/core/task-manager.ts");
-    const { DEFAULT_OPTIONS } = await import("../../src/options.ts");
+    const { DEFAULT_OPTIONS } = await import("../../src/options/options.ts");
     const second = new TaskManager(f.host, f.store, f.clock, { ...DEFAULT_OPTIONS, maxConcurrentPerModel: 1 });
     await second.start();
     assert.equal(f.store.get(running)!.status, "completed");

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { coreFixture, PARENT } from "../helpers/core-fixture.ts";
 import { MemoryTaskStore } from "../../src/core/memory-task-store.ts";
 import { TaskManager, STORE_RETRY_MS } from "../../src/core/task-manager.ts";
-import { DEFAULT_OPTIONS } from "../../src/options.ts";
+import { DEFAULT_OPTIONS } from "../../src/options/options.ts";
 import type { TaskStore } from "../../src/core/task-store.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
 import { openSqlite } from "../../src/store/sqlite-driver.ts";

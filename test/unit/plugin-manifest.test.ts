@@ -2,7 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import * as entry from "../../src/index.ts";
-import { DEFAULT_OPTIONS } from "../../src/options.ts";
+import { DEFAULT_OPTIONS } from "../../src/options/options.ts";
 
 const manifest = JSON.parse(readFileSync(new URL("../../plugin.json", import.meta.url), "utf8"));
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { startedAutomations, PARENT, MODEL } from "../helpers/automation-fixture.ts";
 import { automationTools } from "../../src/tools/build-tools.ts";
 import { similarity, sameProposal } from "../../src/proposals/proposal-rules.ts";
-import type { Options } from "../../src/options.ts";
+import type { Options } from "../../src/options/options.ts";
 
 const HOUR = 3600_000;
 

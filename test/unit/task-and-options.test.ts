@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { transition, IllegalTransitionError, type Task } from "../../src/core/task.ts";
-import { parseOptions, DEFAULT_OPTIONS } from "../../src/options.ts";
+import { parseOptions, DEFAULT_OPTIONS } from "../../src/options/options.ts";
 
 function task(status: Task["status"]): Task {
   return {

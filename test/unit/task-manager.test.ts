@@ -175,7 +175,7 @@ describe("recovery", () => {
     f.host.sessions.get(id)!.messages.push({ id: "msg_ab", role: "assistant", createdAt: now, completedAt: now, toolCallsPending: false, text: "", error: "Aborted", aborted: true });
     f.host.sessions.get(id)!.activity = "idle";
     const { TaskManager } = await import("../../src/core/task-manager.ts");
-    const { DEFAULT_OPTIONS } = await import("../../src/options.ts");
+    const { DEFAULT_OPTIONS } = await import("../../src/options/options.ts");
     const reloaded = new TaskManager(f.host, f.store, f.clock, DEFAULT_OPTIONS);
     await reloaded.start();
     assert.equal(f.store.get(id)!.status, "running");

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { tool } from "@opencode-ai/plugin";
 import { automationFixture, tempDb } from "../helpers/automation-fixture.ts";
 import { buildTools, TOOL_NAMES, AUTOMATION_TOOL_NAMES } from "../../src/tools/build-tools.ts";
-import { DEFAULT_OPTIONS } from "../../src/options.ts";
+import { DEFAULT_OPTIONS } from "../../src/options/options.ts";
 
 /** Every model request carries every tool definition: the plugin's share has a budget. */
 export const TOOL_DEFINITIONS_BUDGET_CHARS = 8000;

@@ -8,7 +8,7 @@ import { FakeHost } from "../helpers/fake-host.ts";
 import { PARENT, MODEL } from "../helpers/core-fixture.ts";
 import { TaskManager } from "../../src/core/task-manager.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
-import { DEFAULT_OPTIONS } from "../../src/options.ts";
+import { DEFAULT_OPTIONS } from "../../src/options/options.ts";
 
 /** Two plugin instances on one database (re-instantiation, or two OpenCode processes), hearing the same events. */
 describe("two instances on one database", () => {

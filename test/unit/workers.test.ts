@@ -5,7 +5,7 @@ import { FakeHost } from "../helpers/fake-host.ts";
 import { MemoryTaskStore } from "../../src/core/memory-task-store.ts";
 import { TaskManager } from "../../src/core/task-manager.ts";
 import { buildTools } from "../../src/tools/build-tools.ts";
-import { DEFAULT_OPTIONS, type Options } from "../../src/options.ts";
+import { DEFAULT_OPTIONS, type Options } from "../../src/options/options.ts";
 import { RoutedHost } from "../../src/workers/routed-host.ts";
 import { WorkerPlacement } from "../../src/workers/worker-placement.ts";
 import { WorkerSupervisor } from "../../src/workers/worker-supervisor.ts";

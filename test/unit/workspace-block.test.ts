@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { workspaceBlock, age } from "../../src/automations/workspace-block.ts";
 import { automationFixture, tempDb, PARENT } from "../helpers/automation-fixture.ts";
-import { parseOptions } from "../../src/options.ts";
+import { parseOptions } from "../../src/options/options.ts";
 
 /** Generous: these tests are about what the block says, one test is about the deadline. */
 const SLOW_OK = { timeoutMs: 10_000 };

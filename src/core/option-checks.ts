@@ -1,4 +1,4 @@
-/** Checks shared by the options that hold URLs and nested objects (channels, workers). */
+/** Checks shared by the options that hold URLs and nested objects (workers, channels). In core so that a feature's config parser needs nothing above it: options/ imports the parsers, never the other way round. */
 
 /** What a JSON value is, for a message: "a string", "an array", "nothing", … */
 export function kindOf(value: unknown): string {

@@ -1,6 +1,6 @@
-import { parseChannels, type Channels } from "./channels/channel-config.ts";
-import { parseDiscovery, type DiscoveryConfig } from "./discovery/discovery-config.ts";
-import { parseWorkers, type WorkerConfig } from "./workers/worker-config.ts";
+import { parseChannels, type Channels } from "../channels/channel-config.ts";
+import { parseDiscovery, type DiscoveryConfig } from "../discovery/discovery-config.ts";
+import { parseWorkers, type WorkerConfig } from "../workers/worker-config.ts";
 
 /** The plugin's options, from `["opencode-errands", { ...options }]` in opencode.json. */
 export type Options = {
