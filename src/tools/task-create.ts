@@ -1,7 +1,7 @@
 import { TaskError, errorMessage } from "../core/errors.ts";
 import { defineTool } from "./tool-kit.ts";
 import type { tool } from "@opencode-ai/plugin";
-import { allowRunCommand, allowStepCommands, allowTriggerCommands, fieldArgs, toFields, triggerArg, TRIGGERS_DESCRIPTION, webhookLines, withoutWorker, type AutomationToolDeps } from "./task-args.ts";
+import { allowRunCommand, allowStepCommands, allowTriggerCommands, fieldArgs, toFields, triggerArg, TRIGGERS_DESCRIPTION, webhookLines, withoutWorker, type AutomationToolDeps } from "./automation-args.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
 import { triggerLine } from "../automations/automation-text.ts";
 import { checkRunnable, type Step } from "../automations/step-spec.ts";

@@ -1,5 +1,5 @@
 import { defineTool } from "./tool-kit.ts";
-import type { AutomationToolDeps } from "./task-args.ts";
+import type { AutomationToolDeps } from "./automation-args.ts";
 
 export function taskDeleteTool({ automations, onCrash }: AutomationToolDeps) {
   return defineTool({

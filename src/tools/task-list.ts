@@ -1,5 +1,5 @@
 import { defineTool } from "./tool-kit.ts";
-import type { AutomationToolDeps } from "./task-args.ts";
+import type { AutomationToolDeps } from "./automation-args.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
 import { firstLine, nextRunText, stateText } from "../automations/automation-text.ts";
 import type { Automation, Trigger } from "../automations/automation.ts";

@@ -1,6 +1,6 @@
 import { TaskError } from "../core/errors.ts";
 import { defineTool } from "./tool-kit.ts";
-import { fieldArgs, requireText, toFields, triggerArg, webhookLines, type AutomationToolDeps } from "./task-args.ts";
+import { fieldArgs, requireText, toFields, triggerArg, webhookLines, type AutomationToolDeps } from "./automation-args.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
 import { checkRunnable } from "../automations/step-spec.ts";
 import { refuseRemoteCommand } from "./task-create.ts";

@@ -1,5 +1,5 @@
 import { defineTool } from "./tool-kit.ts";
-import type { AutomationToolDeps } from "./task-args.ts";
+import type { AutomationToolDeps } from "./automation-args.ts";
 import type { Expectation } from "../evidence/expectation-check.ts";
 import { runLine, stateText, stepDefinitionLines, triggerLine } from "../automations/automation-text.ts";
 

@@ -1,5 +1,5 @@
 import { defineTool } from "./tool-kit.ts";
-import type { AutomationToolDeps } from "./task-args.ts";
+import type { AutomationToolDeps } from "./automation-args.ts";
 import { neverApproved, runBatchId } from "../automations/automation.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
 import { approvalText, approve } from "./task-create.ts";

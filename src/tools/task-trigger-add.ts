@@ -1,5 +1,5 @@
 import { defineTool } from "./tool-kit.ts";
-import { allowTriggerCommands, webhookLines, type AutomationToolDeps } from "./task-args.ts";
+import { allowTriggerCommands, webhookLines, type AutomationToolDeps } from "./automation-args.ts";
 import type { TriggerInput } from "../automations/trigger-spec.ts";
 import { triggerLine } from "../automations/automation-text.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";

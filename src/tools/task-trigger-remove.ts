@@ -1,5 +1,5 @@
 import { defineTool } from "./tool-kit.ts";
-import type { AutomationToolDeps } from "./task-args.ts";
+import type { AutomationToolDeps } from "./automation-args.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
 
 export function taskTriggerRemoveTool({ automations, onCrash }: AutomationToolDeps) {

@@ -1,5 +1,5 @@
 import { defineTool } from "./tool-kit.ts";
-import { allowRunCommand, allowStepCommands, allowTriggerCommands, fieldArgs, toFields, type AutomationToolDeps } from "./task-args.ts";
+import { allowRunCommand, allowStepCommands, allowTriggerCommands, fieldArgs, toFields, type AutomationToolDeps } from "./automation-args.ts";
 import { checkRunnable } from "../automations/step-spec.ts";
 import { neverApproved, type Automation } from "../automations/automation.ts";
 import { stateText } from "../automations/automation-text.ts";
