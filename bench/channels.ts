@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 import { ChannelDelivery } from "../src/channels/channel-delivery.ts";
-import type { ChannelFormat } from "../src/channels/channel-config.ts";
+type ChannelFormat = "json" | "slack" | "discord" | "ntfy";
 import type { ChannelNotice } from "../src/channels/channel-message.ts";
 import { migrate } from "../src/store/migrations.ts";
 import { openSqlite } from "../src/store/sqlite-driver.ts";

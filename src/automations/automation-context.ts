@@ -1,4 +1,4 @@
-import type { ChannelNotice } from "../channels/channel-message.ts";
+import type { ChannelSink } from "../channels/channel-sink.ts";
 import type { Clock } from "../core/clock.ts";
 import { errorMessage } from "../core/errors.ts";
 import type { TaskManager } from "../core/task-manager.ts";
@@ -18,16 +18,6 @@ export type AutomationConfig = {
   workerNames?: string[];
   /** Put the project's git state before every run's prompt (option workspaceContext). */
   workspaceContext: boolean;
-};
-
-/** Where run notices go besides the report-to session: the user's configured channels. */
-export type ChannelSink = {
-  /** The configured channel names. */
-  names(): string[];
-  /** Inside the run-end transaction: queue the notice for these channels. */
-  enqueue(notice: ChannelNotice, channels: readonly string[]): void;
-  /** One line per channel a run was sent to: "team (hooks.slack.com): delivered". */
-  statusLines(runId: number): string[];
 };
 
 /** What every part of the automation layer shares: the store, the core's public API, the host, time. */

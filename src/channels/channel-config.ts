@@ -2,31 +2,26 @@
  * The `channels` option: where the user (never the model) lets automation results go.
  * A channel's URL and secret stay in the options: everything shown elsewhere (errors, logs, the
  * outbox table, task_read, the dashboard) names the channel and its URL's host only.
+ * Each format checks its own keys (formats/<format>.ts); this file checks the rest.
  */
-import { checkHttpUrl, kindOf } from "../core/option-checks.ts";
+import { kindOf } from "./config-checks.ts";
+import type { ChannelConfig } from "./formats/channel-format.ts";
+import { CHANNEL_FORMATS, channelFormat } from "./formats/registry.ts";
 
-export const CHANNEL_FORMATS = ["slack", "ntfy", "discord", "json"] as const;
-export type ChannelFormat = (typeof CHANNEL_FORMATS)[number];
-
-export type ChannelConfig = {
-  /** http(s) URL the notification is POSTed to; it often carries a token (Slack, Discord, ntfy topic). */
-  url: string;
-  format: ChannelFormat;
-  /** json only: signs each request with Standard Webhooks headers. */
-  secret?: string;
-};
+export type { ChannelConfig };
 
 /** Channel name -> its configuration, as given in the options. */
 export type Channels = Record<string, ChannelConfig>;
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$/;
-const KEYS = ["url", "format", "secret"];
 const MAX_CHANNELS = 50;
-const WHSEC = /^whsec_[A-Za-z0-9+/]+={0,2}$/;
-const MIN_SECRET_CHARS = 16;
 
-/** The host a channel's URL points to, e.g. "hooks.slack.com" or "127.0.0.1:9000": all that may be shown of it. */
-export function channelHost(url: string): string {
+/**
+ * Where a channel's notices go, all that may be shown of it: its URL's host ("hooks.slack.com",
+ * "127.0.0.1:9000"), or "this computer" for a format without a URL.
+ */
+export function channelHost(url: string | undefined): string {
+  if (url === undefined) return "this computer";
   try {
     return new URL(url).host || "?";
   } catch {
@@ -67,46 +62,41 @@ function parseChannel(name: string, value: unknown, problems: string[]): Channel
     problems.push(`channel name ${JSON.stringify(name.slice(0, 60))} must be 1-40 letters, digits, "-" or "_", starting with a letter or digit`);
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    problems.push(`"${at}" must be an object { "url": "https://…", "format": "slack" | "ntfy" | "discord" | "json", "secret"?: "whsec_…" }, got ${kindOf(value)}`);
+    problems.push(`"${at}" must be an object with a "format" and that format's keys, e.g. ${examples()}, got ${kindOf(value)}`);
     return undefined;
   }
   const input = value as Record<string, unknown>;
+  const format = channelFormat(typeof input.format === "string" ? input.format : "");
+  if (!format) {
+    const got = typeof input.format === "string" && /^[\w-]{1,20}$/.test(input.format) ? JSON.stringify(input.format) : kindOf(input.format);
+    problems.push(`"${at}.format" must be one of ${CHANNEL_FORMATS.map((f) => `"${f.format}"`).join(", ")}, got ${got}`);
+  }
+  checkKeys(at, input, format?.format, problems);
+  const config = format?.validateConfig(at, input, problems);
+  return problems.length > before ? undefined : config;
+}
+
+/** Unknown keys are refused; a key of another format names the formats it belongs to. */
+function checkKeys(at: string, input: Record<string, unknown>, format: string | undefined, problems: string[]): void {
+  const own = format ? channelFormat(format)!.keys : undefined;
   for (const key of Object.keys(input)) {
-    if (!KEYS.includes(key)) problems.push(`"${at}" has an unknown key "${key.slice(0, 40)}" (known: ${KEYS.join(", ")})`);
+    if (key === "format" || own?.includes(key)) continue;
+    const owners = CHANNEL_FORMATS.filter((f) => f.keys.includes(key)).map((f) => `"${f.format}"`);
+    if (owners.length === 0) {
+      const known = ["format", ...new Set(own ?? CHANNEL_FORMATS.flatMap((f) => f.keys))];
+      problems.push(`"${at}" has an unknown key "${key.slice(0, 40)}" (known: ${known.join(", ")})`);
+    } else if (format) {
+      problems.push(`"${at}.${key}" is only for format ${owners.join(" or ")}; remove it from this "${format}" channel`);
+    }
   }
-  const url = checkUrl(at, input.url, problems);
-  const format = input.format;
-  if (!(CHANNEL_FORMATS as readonly unknown[]).includes(format)) {
-    const got = typeof format === "string" && /^[\w-]{1,20}$/.test(format) ? JSON.stringify(format) : kindOf(format);
-    problems.push(`"${at}.format" must be one of ${CHANNEL_FORMATS.map((f) => `"${f}"`).join(", ")}, got ${got}`);
-  }
-  const secret = checkSecret(at, input.secret, format, problems);
-  if (problems.length > before || url === undefined) return undefined;
-  return { url, format: format as ChannelFormat, ...(secret !== undefined ? { secret } : {}) };
 }
 
-
-function checkSecret(at: string, value: unknown, format: unknown, problems: string[]): string | undefined {
-  if (value === undefined) return undefined;
-  if (format !== "json") {
-    problems.push(`"${at}.secret" is only for format "json" (Standard Webhooks signing); remove it: slack, discord and ntfy URLs carry their own token`);
-    return undefined;
+/** One example per distinct set of keys, e.g. {"format":"slack","url":"https://…"} or {"format":"desktop"}. */
+function examples(): string {
+  const shapes = new Map<string, string>();
+  for (const f of CHANNEL_FORMATS) {
+    const shape = f.keys.join(",");
+    if (!shapes.has(shape)) shapes.set(shape, JSON.stringify(f.example));
   }
-  if (typeof value !== "string") {
-    problems.push(`"${at}.secret" must be a string, e.g. "whsec_" followed by base64 of 32 random bytes, got ${kindOf(value)}`);
-    return undefined;
-  }
-  if (value.startsWith("whsec_") ? !WHSEC.test(value) : value.length < MIN_SECRET_CHARS) {
-    problems.push(`"${at}.secret" must be "whsec_" followed by base64, or at least ${MIN_SECRET_CHARS} characters (e.g. openssl rand -base64 32 after "whsec_")`);
-    return undefined;
-  }
-  return value;
-}
-
-/** What a value is, without its content (it may be a URL or a secret put in the wrong place). */
-
-function checkUrl(at: string, value: unknown, problems: string[]): string | undefined {
-  return checkHttpUrl(at, value, problems, {
-    what: "the http(s) URL to POST to", example: "https://ntfy.sh/my-topic", credentials: "use a URL whose token is in its path",
-  })?.href;
+  return [...shapes.values()].join(" or ");
 }

@@ -2,7 +2,9 @@ import type { SqliteDatabase } from "../store/sqlite-driver.ts";
 import { systemClock, type Clock } from "../core/clock.ts";
 import { newClaimer } from "../core/outbox-claim.ts";
 import { channelLabel, type Channels } from "./channel-config.ts";
-import { channelRequest, type ChannelNotice } from "./channel-message.ts";
+import type { ChannelNotice } from "./channel-message.ts";
+import { execOnce } from "./channel-exec.ts";
+import { channelFormat } from "./formats/registry.ts";
 import { ChannelOutbox, type ChannelDeliveryStatus } from "./channel-outbox.ts";
 import { postOnce, type Fetch } from "./channel-post.ts";
 import type { OutboxItem } from "./leased-outbox.ts";
@@ -35,6 +37,8 @@ export type ChannelDeliveryOptions = {
   maxInFlight?: number;
   /** Delivered and failed rows are kept this long, in ms. Default 30 days. */
   keepMs?: number;
+  /** The system requests are made for (formats that run a program differ). Default process.platform. */
+  platform?: NodeJS.Platform;
 };
 
 /**
@@ -54,6 +58,8 @@ export class ChannelDelivery {
   private inFlight = new Map<string, AbortController>();
   private idleWaiters: (() => void)[] = [];
   private lastPurge = -Infinity;
+  /** Formats that cannot send from this system, already warned about in the log (once each). */
+  private warned = new Set<string>();
 
   constructor(private opts: ChannelDeliveryOptions) {
     this.clock = opts.clock ?? systemClock;
@@ -177,8 +183,19 @@ export class ChannelDelivery {
     if (!config) return { kind: "fail", reason: `channel "${name}" is not configured in the options of any OpenCode that ran within the retry window` };
     const notice = this.outbox.noticeOf(item);
     if (!notice) return { kind: "fail", reason: "the stored notice is unreadable" };
-    const request = channelRequest(notice, config.format, { deliveryId: item.id, now: this.clock.now(), secret: config.secret });
-    return postOnce(this.opts.fetch ?? fetch, config.url, request, this.timeoutMs, signal, () => this.clock.now());
+    const format = channelFormat(config.format);
+    if (!format) return { kind: "fail", reason: `format "${config.format}" is not known to this version` };
+    const request = format.request(notice, config, { deliveryId: item.id, now: this.clock.now(), platform: this.opts.platform ?? process.platform });
+    if (request.kind === "http") return postOnce(this.opts.fetch ?? fetch, request, this.timeoutMs, signal, () => this.clock.now());
+    if (request.kind === "exec") return execOnce(request, this.timeoutMs, signal);
+    this.warnOnce(config.format, request.reason);
+    return { kind: "fail", reason: request.reason, quiet: true };
+  }
+
+  private warnOnce(format: string, reason: string): void {
+    if (this.warned.has(format)) return;
+    this.warned.add(format);
+    this.log(`Channels of format "${format}": ${reason}`);
   }
 
   private record(item: OutboxItem, outcome: AttemptOutcome): void {
@@ -192,7 +209,7 @@ export class ChannelDelivery {
     const ended = step.kind === "confirm" ? leased.confirm(item.id, now) : leased.fail(item.id, now, step.reason);
     if (!ended) return; // another process took it over: it records the outcome
     const name = String(item.row.channel);
-    if (step.kind === "fail") this.log(`Channel ${channelLabel(name, this.opts.channels[name])}: gave up on ${runName(this.outbox.noticeOf(item), item)}: ${step.reason}`);
+    if (step.kind === "fail" && !(outcome.kind === "fail" && outcome.quiet)) this.log(`Channel ${channelLabel(name, this.opts.channels[name])}: gave up on ${runName(this.outbox.noticeOf(item), item)}: ${step.reason}`);
     const status = this.outbox.status(Number(item.row.run_id)).find((s) => s.channel === name);
     if (status) this.notifyEnded(status);
   }

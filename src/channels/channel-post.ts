@@ -1,15 +1,15 @@
-import type { ChannelRequest } from "./channel-message.ts";
+import type { HttpRequest } from "./formats/channel-format.ts";
 import { outcomeOfResponse, type AttemptOutcome } from "./retry-policy.ts";
 
 export type Fetch = typeof fetch;
 
 /**
- * One attempt: POSTs the request with plain fetch, cut off after `timeoutMs` (real time) or when
+ * One attempt: POSTs the request to its URL with plain fetch, cut off after `timeoutMs` (real time) or when
  * `stop` aborts. Never throws. The reason it gives never holds the URL: only a status code, an
  * error code or a timeout (fetch's own error texts can name the address).
  */
 export async function postOnce(
-  fetchFn: Fetch, url: string, request: ChannelRequest, timeoutMs: number, stop: AbortSignal, now: () => number,
+  fetchFn: Fetch, request: HttpRequest, timeoutMs: number, stop: AbortSignal, now: () => number,
 ): Promise<AttemptOutcome> {
   const controller = new AbortController();
   const onStop = () => controller.abort();
@@ -18,7 +18,7 @@ export async function postOnce(
   timer.unref?.();
   try {
     // redirect: manual: a followed 301/302 would turn the POST into a GET that "succeeds" with no body.
-    const response = await fetchFn(url, { method: "POST", headers: request.headers, body: request.body, signal: controller.signal, redirect: "manual" });
+    const response = await fetchFn(request.url, { method: "POST", headers: request.headers, body: request.body, signal: controller.signal, redirect: "manual" });
     await response.body?.cancel().catch(() => {});
     return outcomeOfResponse(response.status, response.headers.get("retry-after"), now());
   } catch (error) {

@@ -1,8 +1,18 @@
-import type { ChannelSink } from "../automations/automation-context.ts";
 import type { Channels } from "./channel-config.ts";
 import type { ChannelDelivery } from "./channel-delivery.ts";
 import { deliveryStatusText } from "./channel-outbox.ts";
 import type { SqliteDatabase } from "../store/sqlite-driver.ts";
+import type { ChannelNotice } from "./channel-message.ts";
+
+/** Where run notices go besides the report-to session: the user's configured channels. */
+export type ChannelSink = {
+  /** The configured channel names. */
+  names(): string[];
+  /** Inside the run-end transaction: queue the notice for these channels. */
+  enqueue(notice: ChannelNotice, channels: readonly string[]): void;
+  /** One line per channel a run was sent to: "team (hooks.slack.com): delivered". */
+  statusLines(runId: number): string[];
+};
 
 /**
  * The automation layer's way out to the user's channels. The delivery module loads only when

@@ -11,11 +11,11 @@ export type RetryPolicy = {
 
 export const DEFAULT_RETRY: RetryPolicy = { firstDelayMs: 5000, maxDelayMs: 30 * 60_000, windowMs: 24 * 3_600_000 };
 
-/** What one attempt came to. `afterMs`: the receiver's Retry-After. */
+/** What one attempt came to. `afterMs`: the receiver's Retry-After; `quiet`: already said in the log. */
 export type AttemptOutcome =
   | { kind: "delivered" }
   | { kind: "retry"; reason: string; afterMs?: number }
-  | { kind: "fail"; reason: string };
+  | { kind: "fail"; reason: string; quiet?: boolean };
 
 export type NextStep = { kind: "confirm" } | { kind: "retry"; at: number; reason: string } | { kind: "fail"; reason: string };
 

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { channelRequest, RESULT_CAP, type ChannelNotice } from "../../src/channels/channel-message.ts";
+import { RESULT_CAP, type ChannelNotice } from "../../src/channels/channel-message.ts";
+import type { HttpRequest } from "../../src/channels/formats/channel-format.ts";
+import { channelFormat } from "../../src/channels/formats/registry.ts";
 import { backoffMs, DEFAULT_RETRY, nextStep, outcomeOfResponse, retryAfterMs } from "../../src/channels/retry-policy.ts";
 import { verifyWebhookSignature } from "../../src/triggers/webhook-signature.ts";
 
@@ -19,6 +21,14 @@ function notice(over: Partial<ChannelNotice> = {}): ChannelNotice {
     dashboardUrl: "http://127.0.0.1:4321/automation?project=p&id=auto_1&run=3",
     ...over,
   };
+}
+
+/** The request the named http format makes for a channel at a fixed URL. */
+function channelRequest(n: ChannelNotice, format: string, ctx: { deliveryId: string; now: number; secret?: string }): HttpRequest {
+  const config = { format, url: "https://example.test/hook", ...(ctx.secret !== undefined ? { secret: ctx.secret } : {}) };
+  const request = channelFormat(format)!.request(n, config, { deliveryId: ctx.deliveryId, now: ctx.now, platform: "linux" });
+  assert.equal(request.kind, "http");
+  return request as HttpRequest;
 }
 
 describe("channel messages", () => {

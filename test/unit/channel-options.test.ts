@@ -44,10 +44,10 @@ describe("the channels option", () => {
     });
     assert.match(message, /"channels\.a\.url" is not a valid URL: write it in full/);
     assert.match(message, /"channels\.b\.url" must start with https:\/\/ or http:\/\/, got a URL with scheme ftp:/);
-    assert.match(message, /"channels\.c\.format" must be one of "slack", "ntfy", "discord", "json", got "teams"/);
+    assert.match(message, /"channels\.c\.format" must be one of "slack", "ntfy", "discord", "json", "desktop", got "teams"/);
     assert.match(message, /"channels\.d\.secret" is only for format "json"/);
     assert.match(message, /"channels\.e\.url" on host ntfy\.example\.com must not carry a user name or password/);
-    assert.match(message, /"channels\.f" must be an object \{ "url": .* got a string/);
+    assert.match(message, /"channels\.f" must be an object with a "format" and that format's keys, e\.g\. \{"format":"slack","url":.* or \{"format":"desktop"\}, got a string/);
     assert.match(message, /"channels\.g\.secret" must be "whsec_" followed by base64, or at least 16 characters/);
     assert.match(message, /"channels\.h" has an unknown key "token"/);
     assert.match(message, /channel name "bad name" must be 1-40 letters/);
