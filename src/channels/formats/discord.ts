@@ -5,7 +5,7 @@ import { checkUrl, httpRequest, jsonBodyOf } from "./http-format.ts";
 const DISCORD_CONTENT_MAX = 2000;
 /** A trigger's words in a headline. */
 const TRIGGER_MAX = 300;
-const EXAMPLE = "https://discord.com/api/webhooks/…";
+const EXAMPLE = "https://discord.com/api/webhooks/your-webhook-path";
 
 /** A Discord webhook: `content` within 2,000 characters, mentions never ping anyone. */
 export const discord: ChannelFormat = {

@@ -6,7 +6,7 @@ import { checkUrl, httpRequest, jsonBodyOf } from "./http-format.ts";
 const SLACK_SECTION_MAX = 3000;
 /** A trigger's words in a headline. */
 const TRIGGER_MAX = 300;
-const EXAMPLE = "https://hooks.slack.com/services/…";
+const EXAMPLE = "https://hooks.slack.com/services/your-webhook-path";
 
 /** A Slack incoming webhook: a fallback `text` and one mrkdwn section block. */
 export const slack: ChannelFormat = {
