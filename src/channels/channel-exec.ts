@@ -11,11 +11,17 @@ export function execOnce(request: ExecRequest, timeoutMs: number, stop: AbortSig
   return new Promise((resolve) => {
     if (stop.aborted) return resolve({ kind: "retry", reason: "stopped before an answer" });
     let timedOut = false;
-    const child = execFile(request.program, request.args, { shell: false, windowsHide: true, maxBuffer: 64 * 1024 }, (error) => {
-      clearTimeout(timer);
-      stop.removeEventListener("abort", onStop);
-      resolve(outcomeOf(request.program, error, timedOut, stop.aborted, timeoutMs));
-    });
+    let child: ReturnType<typeof execFile>;
+    try {
+      child = execFile(request.program, request.args, { shell: false, windowsHide: true, maxBuffer: 64 * 1024 }, (error) => {
+        clearTimeout(timer);
+        stop.removeEventListener("abort", onStop);
+        resolve(outcomeOf(request.program, error, timedOut, stop.aborted, timeoutMs));
+      });
+    } catch (error) {
+      // An argument the OS cannot take (a NUL byte): trying again cannot help.
+      return resolve({ kind: "fail", reason: `${request.program} could not be started (${(error as { code?: string }).code ?? "bad arguments"})` });
+    }
     const onStop = () => child.kill();
     stop.addEventListener("abort", onStop);
     const timer = setTimeout(() => {
