@@ -4,7 +4,7 @@
  * outbox table, task_read, the dashboard) names the channel and its URL's host only.
  * Each format checks its own keys (formats/<format>.ts); this file checks the rest.
  */
-import { kindOf } from "./config-checks.ts";
+import { kindOf } from "../core/option-checks.ts";
 import type { ChannelConfig } from "./formats/channel-format.ts";
 import { CHANNEL_FORMATS, channelFormat } from "./formats/registry.ts";
 

@@ -1,10 +1,10 @@
 /** What the formats that POST to a URL share: the url check and the common headers. */
-import { checkHttpUrl } from "../config-checks.ts";
+import { checkHttpUrl } from "../../core/option-checks.ts";
 import type { HttpRequest, RequestContext } from "./channel-format.ts";
 
 /** The channel's url, checked (problems pushed when it is missing or unsafe). */
 export function checkUrl(at: string, input: Record<string, unknown>, problems: string[], example: string): string | undefined {
-  return checkHttpUrl(at, input.url, problems, example)?.href;
+  return checkHttpUrl(at, input.url, problems, { what: "the http(s) URL to POST to", example, credentials: "use a URL whose token is in its path" })?.href;
 }
 
 export function httpRequest(url: string | undefined, ctx: RequestContext, headers: Record<string, string>, body: string): HttpRequest {

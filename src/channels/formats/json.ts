@@ -1,6 +1,6 @@
 import { signStandardWebhook } from "../../triggers/webhook-signature.ts";
 import { capChars, RESULT_CAP, type ChannelNotice } from "../channel-message.ts";
-import { kindOf } from "../config-checks.ts";
+import { kindOf } from "../../core/option-checks.ts";
 import type { ChannelFormat } from "./channel-format.ts";
 import { checkUrl, httpRequest, jsonBodyOf } from "./http-format.ts";
 
