@@ -67,7 +67,8 @@ export type Options = {
   githubApiUrl: string;
   /**
    * Where automation results may be sent outside OpenCode, by name: { "team": { "url": "https://…",
-   * "format": "slack" | "ntfy" | "discord" | "json", "secret"?: "whsec_…" (json only) } }.
+   * "format": "slack" | "ntfy" | "discord" | "json", "secret"?: "whsec_…" (json only) }, "desk": { "format":
+   * "desktop" } } (every format: src/channels/formats/).
    * Definitions name channels; a URL never comes from a tool call. Default {} (none).
    */
   channels: Channels;
