@@ -5,10 +5,8 @@
  * Each format checks its own keys (formats/<format>.ts); this file checks the rest.
  */
 import { kindOf } from "../core/option-checks.ts";
-import type { ChannelConfig } from "./formats/channel-format.ts";
+import type { ChannelConfig, ChannelFormat } from "./formats/channel-format.ts";
 import { CHANNEL_FORMATS, channelFormat } from "./formats/registry.ts";
-
-export type { ChannelConfig };
 
 /** Channel name -> its configuration, as given in the options. */
 export type Channels = Record<string, ChannelConfig>;
@@ -71,22 +69,21 @@ function parseChannel(name: string, value: unknown, problems: string[]): Channel
     const got = typeof input.format === "string" && /^[\w-]{1,20}$/.test(input.format) ? JSON.stringify(input.format) : kindOf(input.format);
     problems.push(`"${at}.format" must be one of ${CHANNEL_FORMATS.map((f) => `"${f.format}"`).join(", ")}, got ${got}`);
   }
-  checkKeys(at, input, format?.format, problems);
+  checkKeys(at, input, format, problems);
   const config = format?.validateConfig(at, input, problems);
   return problems.length > before ? undefined : config;
 }
 
 /** Unknown keys are refused; a key of another format names the formats it belongs to. */
-function checkKeys(at: string, input: Record<string, unknown>, format: string | undefined, problems: string[]): void {
-  const own = format ? channelFormat(format)!.keys : undefined;
+function checkKeys(at: string, input: Record<string, unknown>, format: ChannelFormat | undefined, problems: string[]): void {
   for (const key of Object.keys(input)) {
-    if (key === "format" || own?.includes(key)) continue;
+    if (key === "format" || format?.keys.includes(key)) continue;
     const owners = CHANNEL_FORMATS.filter((f) => f.keys.includes(key)).map((f) => `"${f.format}"`);
     if (owners.length === 0) {
-      const known = ["format", ...new Set(own ?? CHANNEL_FORMATS.flatMap((f) => f.keys))];
+      const known = ["format", ...new Set(format?.keys ?? CHANNEL_FORMATS.flatMap((f) => f.keys))];
       problems.push(`"${at}" has an unknown key "${key.slice(0, 40)}" (known: ${known.join(", ")})`);
     } else if (format) {
-      problems.push(`"${at}.${key}" is only for format ${owners.join(" or ")}; remove it from this "${format}" channel`);
+      problems.push(`"${at}.${key}" is only for format ${owners.join(" or ")}; remove it from this "${format.format}" channel`);
     }
   }
 }
