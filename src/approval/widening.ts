@@ -1,5 +1,5 @@
 import type { Automation } from "../automations/automation.ts";
-import type { AutomationFields } from "../automations/automation-service.ts";
+import type { AutomationFields } from "../automations/automation-catalog.ts";
 import type { ModelRef } from "../core/task.ts";
 
 /**

@@ -4,6 +4,7 @@ import { errorMessage } from "../core/errors.ts";
 import type { TaskManager } from "../core/task-manager.ts";
 import type { Host } from "../host/host.ts";
 import type { AutomationStore } from "./automation-store.ts";
+import { RunRows } from "./run-rows.ts";
 
 export type AutomationConfig = {
   /** Consecutive failed runs after which an automation pauses (option automationFailurePause). */
@@ -22,6 +23,9 @@ export type AutomationConfig = {
 
 /** What every part of the automation layer shares: the store, the core's public API, the host, time. */
 export class AutomationContext {
+  /** Every write of a run row: status moves go through the run state machine. */
+  readonly runs: RunRows;
+
   constructor(
     readonly store: AutomationStore,
     readonly manager: TaskManager,
@@ -29,7 +33,9 @@ export class AutomationContext {
     readonly clock: Clock,
     readonly config: AutomationConfig,
     readonly channels?: ChannelSink,
-  ) {}
+  ) {
+    this.runs = new RunRows(store);
+  }
 
   /** Runs after the current synchronous work (e.g. a settle transaction) has committed. */
   afterCommit(fn: () => void | Promise<void>): void {

@@ -20,10 +20,13 @@ export class AutomationScheduler {
   private armedFor: number | undefined;
   private startedAt = 0;
   private stopped = false;
-  /** Called after every wake (housekeeping that needs no timer of its own). */
-  afterWake: () => void = () => {};
 
-  constructor(private ctx: AutomationContext, private starter: RunStarter) {}
+  constructor(
+    private ctx: AutomationContext,
+    private starter: RunStarter,
+    /** Called after every wake (housekeeping that needs no timer of its own). */
+    private afterWake: () => void = () => {},
+  ) {}
 
   start(): void {
     this.startedAt = this.ctx.clock.now();
@@ -100,7 +103,7 @@ export class AutomationScheduler {
       const missed = fireAt === undefined ? occ : occurrencesBetween(trigger, after, fireAt - 1);
       const firings: Firing[] = [];
       if (missed.count > 0) {
-        const row = store.insertRun({
+        const row = this.ctx.runs.insert({
           automationId: a.id, triggerId: trigger.id, firedBy: "schedule", plannedAt: missed.first, status: "missed",
           skipReason: "missed", missedCount: missed.count, missedUntil: missed.last, createdAt: now,
         });

@@ -1,6 +1,7 @@
 import type { ModelRef } from "../core/task.ts";
 import type { Expectation } from "../evidence/expectation-check.ts";
 import type { Step, StepResult } from "./step-spec.ts";
+import type { RunStatus } from "./run-status.ts";
 
 /** When the report-to session hears about a run. */
 export type NotifyPolicy = "always" | "on_change" | "on_failure" | "never";
@@ -103,8 +104,8 @@ export type Trigger = {
   nextAt?: number;
 };
 
-export type RunStatus = "waiting" | "starting" | "running" | "completed" | "error" | "cancelled" | "skipped" | "missed";
-export const ACTIVE_RUN: readonly RunStatus[] = ["starting", "running"];
+export type { RunStatus } from "./run-status.ts";
+export { ACTIVE_RUN } from "./run-status.ts";
 
 /** idle: a discovery run, started because the user was idle. */
 export type FiredBy = "schedule" | "manual" | "catch_up" | "idle" | EventKind;

@@ -1,13 +1,20 @@
 import { createHash } from "node:crypto";
 import type { Task } from "../core/task.ts";
-import { ACTIVE_RUN, parseRunBatchId, type Automation, type Run, type Trigger } from "./automation.ts";
-
-/** A run still `starting` this long after it was claimed was cut off by a crash (a launch takes ~1 s). */
-const STALE_START_MS = 120_000;
+import { ACTIVE_RUN, type Automation, type Run, type Trigger } from "./automation.ts";
 import type { AutomationContext } from "./automation-context.ts";
 import { decideNotify, type RunOutcome } from "./notify-policy.ts";
 import { firedByText, firstLine, pausedLine, pausedText, runNoticeLine, runNotificationText } from "./automation-text.ts";
 import type { ChannelNotice } from "../channels/channel-message.ts";
+
+/** A run still `starting` this long after it was claimed was cut off by a crash (a launch takes ~1 s). */
+const STALE_START_MS = 120_000;
+
+/** Who hears of a finished run: the report-to session, channels, an extra notice, and the note for the history row. */
+type Audience = { session: boolean; channels: string[]; extra?: RunNotice; note: string };
+/** A notice for the report-to session: the payload for the model, the line a person sees, the history note. */
+export type RunNotice = { text: string; line: string; note: string };
+/** The facts a finished run's row keeps of its outcome. */
+type EndFacts = { endedAt: number; hash?: string; summary: string };
 
 /**
  * Records how runs end: the run row, the automation's counters, the notify policy, the pause
@@ -15,77 +22,103 @@ import type { ChannelNotice } from "../channels/channel-message.ts";
  * so the run row and its notification commit with the settle.
  */
 export class RunRecorder {
-  /** Called after a run ended and its transaction committed (a waiting run may start now). */
-  onRunEnded: (automationId: string) => void = () => {};
-  /** A notice for the report-to session whatever the notify policy (discovery: the proposals a run made). */
-  extraNotice: (a: Automation, run: Run) => { text: string; line: string; note: string } | undefined = () => undefined;
-  /** Whether a run in its steps phase (no task yet) is still being run, here or by another live process. */
-  stepsRunning: (run: Run) => boolean = () => false;
+  constructor(
+    private ctx: AutomationContext,
+    private hooks: {
+      /** After a run ended and its transaction committed (a waiting run may start now). */
+      onRunEnded: (automationId: string) => void;
+      /** Whether a run in its steps phase (no task yet) is still being run, here or by another live process. */
+      stepsRunning: (run: Run) => boolean;
+      /** A notice for the report-to session whatever the notify policy (discovery: the proposals a run made). */
+      extraNotice?: (a: Automation, run: Run) => RunNotice | undefined;
+    },
+  ) {}
 
-  constructor(private ctx: AutomationContext) {}
-
-  /** The core's settle listener. */
+  /** The core's settle listener: the run is found by its task_id column (linked when the task was saved). */
   onTaskSettled(task: Task): void {
-    const { store } = this.ctx;
-    const byBatch = parseRunBatchId(task.batchId);
-    const run = store.activeRunOfTask(task.id) ?? (byBatch && store.runByNumber(byBatch.automationId, byBatch.runNo));
-    if (!run || !["starting", "running"].includes(run.status)) return;
+    const run = this.ctx.store.activeRunOfTask(task.id);
+    if (!run) return;
     if (task.status !== "completed" && task.status !== "error" && task.status !== "cancelled") return;
     this.finish(run, { status: task.status, result: task.result, error: task.error }, task.id);
   }
 
   /** Ends a run (inside a transaction); `taskId` names the task whose parent agent/model a notification takes. */
   finish(run: Run, outcome: RunOutcome, taskId: string | undefined): void {
-    const { store, clock } = this.ctx;
-    const now = clock.now();
-    const a = store.automation(run.automationId);
-    const hash = outcome.status === "completed" ? hashResult(outcome.stableText ?? outcome.result) : undefined;
-    const summary = firstLine(outcome.status === "completed" ? outcome.result : (outcome.error ?? outcome.status), 500);
-    if (!a) {
-      store.updateRun(run.id, { status: outcome.status, endedAt: now, resultHash: hash, summary, notified: false, notifyNote: "the automation was deleted" });
-      return;
-    }
-    const decision = decideNotify(a, outcome, hash);
-    const updated = this.updateCounters(a, outcome, hash, now);
-    const paused = a.enabled && !updated.enabled;
-    const gone = updated.reportToGoneAt !== undefined;
-    const toSession = decision.notify && a.report !== "channels" && !gone;
-    const toChannels = decision.notify && this.ctx.channels ? (a.channels ?? []) : [];
-    const extra = gone ? undefined : this.extraNotice(a, run);
-    const note = extra?.note ?? (gone && decision.notify && a.report !== "channels" ? "report-to session gone" : decision.note);
-    store.updateRun(run.id, {
-      status: outcome.status, endedAt: now, resultHash: hash, summary, taskId: taskId ?? run.taskId,
-      notified: toSession || toChannels.length > 0 || extra !== undefined, notifyNote: toChannels.length > 0 ? `${note}; channels ${toChannels.join(", ")}` : note,
-    });
-    store.saveAutomation(updated);
-    if (paused) this.skipWaiting(a.id, "paused");
-    if (toChannels.length > 0) this.ctx.channels!.enqueue(channelNotice(a, { ...run, taskId: taskId ?? run.taskId }, outcome, summary, store.trigger(run.triggerId ?? "")), toChannels);
-    // Each notice: the payload for the model, and the line a person sees.
-    const notices = [
-      ...(toSession ? [{ text: runNotificationText(a, { ...run, taskId }, outcome, this.ctx.config.resultCap), line: runNoticeLine(a, run, outcome) }] : []),
-      ...(paused && !gone ? [{ text: pausedText(updated, outcome.error ?? outcome.status), line: pausedLine(updated) }] : []),
-      ...(extra ? [extra] : []),
-    ];
-    if (notices.length > 0) {
-      this.ctx.manager.enqueueNotification({
-        id: `auto:${run.id}`, parentSessionID: a.reportTo, taskId: taskId ?? run.taskId ?? a.continueTaskId ?? "", wake: true,
-        text: notices.map((n) => n.text).join("\n\n"), visible: notices.map((n) => n.line).join("\n"),
-        agent: a.reportAgent, model: a.reportModel,
-      });
-    }
-    if (paused) this.ctx.afterCommit(() => this.ctx.toast(`"${a.title}" paused after ${updated.consecutiveFailures} failed runs`, "warning"));
-    this.ctx.afterCommit(() => this.onRunEnded(a.id));
+    const ended: Run = { ...run, taskId: taskId ?? run.taskId };
+    const facts = endFacts(outcome, this.ctx.clock.now());
+    const a = this.ctx.store.automation(run.automationId);
+    if (!a) return this.writeEnd(ended, outcome, facts, { notified: false, note: "the automation was deleted" });
+    const updated = this.countOutcome(a, outcome, facts);
+    const audience = this.audienceOf(a, updated, outcome, facts, ended);
+    this.writeEnd(ended, outcome, facts, { notified: audience.session || audience.channels.length > 0 || audience.extra !== undefined, note: audience.note });
+    this.saveCounters(a, updated);
+    this.queueChannels(a, ended, outcome, facts, audience.channels);
+    this.notifySession(a, updated, ended, outcome, audience);
+    this.afterEnd(a, updated);
   }
 
-  private updateCounters(a: Automation, outcome: RunOutcome, hash: string | undefined, now: number): Automation {
+  /** The run row: its end status (through the run state machine) and what it keeps of the outcome. */
+  private writeEnd(run: Run, outcome: RunOutcome, facts: EndFacts, told: { notified: boolean; note: string }): void {
+    this.ctx.runs.move(run.id, outcome.status, {
+      endedAt: facts.endedAt, resultHash: facts.hash, summary: facts.summary, taskId: run.taskId,
+      notified: told.notified, notifyNote: told.note,
+    });
+  }
+
+  /** The automation after this outcome: failures counted, paused after too many in a row. */
+  private countOutcome(a: Automation, outcome: RunOutcome, facts: EndFacts): Automation {
     const failed = outcome.status !== "completed";
-    const updated: Automation = { ...a, updatedAt: now, consecutiveFailures: failed ? a.consecutiveFailures + 1 : 0 };
-    if (!failed) updated.lastResultHash = hash;
+    const updated: Automation = { ...a, updatedAt: facts.endedAt, consecutiveFailures: failed ? a.consecutiveFailures + 1 : 0 };
+    if (!failed) updated.lastResultHash = facts.hash;
     if (failed && updated.consecutiveFailures >= this.ctx.config.failurePause && a.enabled) {
       updated.enabled = false;
       updated.pausedReason = `${updated.consecutiveFailures} consecutive failures; last: ${firstLine(outcome.error ?? outcome.status, 200)}`;
     }
     return updated;
+  }
+
+  /** Who is told, by the notify policy, the report setting and a report-to session that may be gone. */
+  private audienceOf(a: Automation, updated: Automation, outcome: RunOutcome, facts: EndFacts, run: Run): Audience {
+    const decision = decideNotify(a, outcome, facts.hash);
+    const gone = updated.reportToGoneAt !== undefined;
+    const session = decision.notify && a.report !== "channels" && !gone;
+    const channels = decision.notify && this.ctx.channels ? (a.channels ?? []) : [];
+    const extra = gone ? undefined : this.hooks.extraNotice?.(a, run);
+    const note = extra?.note ?? (gone && decision.notify && a.report !== "channels" ? "report-to session gone" : decision.note);
+    return { session, channels, extra, note: channels.length > 0 ? `${note}; channels ${channels.join(", ")}` : note };
+  }
+
+  /** The automation's new counters; a pause skips its waiting runs. */
+  private saveCounters(a: Automation, updated: Automation): void {
+    this.ctx.store.saveAutomation(updated);
+    if (pausedNow(a, updated)) this.ctx.runs.skipWaiting(a.id, "paused");
+  }
+
+  /** Inside the run-end transaction: the channel notice, delivered by the channel layer's outbox. */
+  private queueChannels(a: Automation, run: Run, outcome: RunOutcome, facts: EndFacts, channels: string[]): void {
+    if (channels.length === 0) return;
+    this.ctx.channels!.enqueue(channelNotice(a, run, outcome, facts.summary, this.ctx.store.trigger(run.triggerId ?? "")), channels);
+  }
+
+  /** One notification for the report-to session: the run's notice, the pause, the extra notice, as they apply. */
+  private notifySession(a: Automation, updated: Automation, run: Run, outcome: RunOutcome, audience: Audience): void {
+    const notices = [
+      ...(audience.session ? [{ text: runNotificationText(a, run, outcome, this.ctx.config.resultCap), line: runNoticeLine(a, run, outcome) }] : []),
+      ...(pausedNow(a, updated) && updated.reportToGoneAt === undefined ? [{ text: pausedText(updated, outcome.error ?? outcome.status), line: pausedLine(updated) }] : []),
+      ...(audience.extra ? [audience.extra] : []),
+    ];
+    if (notices.length === 0) return;
+    this.ctx.manager.enqueueNotification({
+      id: `auto:${run.id}`, parentSessionID: a.reportTo, taskId: run.taskId ?? a.continueTaskId ?? "", wake: true,
+      text: notices.map((n) => n.text).join("\n\n"), visible: notices.map((n) => n.line).join("\n"),
+      agent: a.reportAgent, model: a.reportModel,
+    });
+  }
+
+  /** After the commit: a toast for a pause, and the run's end heard (a waiting run may start). */
+  private afterEnd(a: Automation, updated: Automation): void {
+    if (pausedNow(a, updated)) this.ctx.afterCommit(() => this.ctx.toast(`"${a.title}" paused after ${updated.consecutiveFailures} failed runs`, "warning"));
+    this.ctx.afterCommit(() => this.hooks.onRunEnded(a.id));
   }
 
   /**
@@ -109,7 +142,7 @@ export class RunRecorder {
         this.finish(run, { status: "error", error: "OpenCode stopped before the run started" }, undefined);
         return false;
       }
-      if (!task && run.status === "running" && run.stepsBy !== undefined && !this.stepsRunning(run)) {
+      if (!task && run.status === "running" && run.stepsBy !== undefined && !this.hooks.stepsRunning(run)) {
         this.finish(run, { status: "error", error: interruptedText(run) }, undefined);
         return false;
       }
@@ -117,12 +150,6 @@ export class RunRecorder {
     });
   }
 
-  /** A waiting (queued) run that will not start now. */
-  skipWaiting(automationId: string, reason: string): void {
-    for (const waiting of this.ctx.store.runsWithStatus(automationId, ["waiting"])) {
-      this.ctx.store.updateRun(waiting.id, { status: "skipped", skipReason: reason });
-    }
-  }
 }
 
 /** A run whose process stopped in its steps phase: which step was cut off; it is not run again by itself. */
@@ -130,6 +157,16 @@ export function interruptedText(run: Run): string {
   const step = run.steps?.find((s) => s.status === "running");
   const where = step ? `during step "${step.name}" (\`${step.run}\`)` : "after its steps, before its task started";
   return `Interrupted: OpenCode stopped ${where}; the step is not run again by itself (task_run runs the automation again).`;
+}
+
+function pausedNow(before: Automation, after: Automation): boolean {
+  return before.enabled && !after.enabled;
+}
+
+function endFacts(outcome: RunOutcome, endedAt: number): EndFacts {
+  const hash = outcome.status === "completed" ? hashResult(outcome.stableText ?? outcome.result) : undefined;
+  const summary = firstLine(outcome.status === "completed" ? outcome.result : (outcome.error ?? outcome.status), 500);
+  return { endedAt, hash, summary };
 }
 
 /** sha256 of the trimmed result: on_change compares results by it. */

@@ -31,21 +31,21 @@ export class RunStarter {
    * when the (trigger, planned time) row exists already: another process fired this occurrence.
    */
   admit(a: Automation, firing: Firing): Run | undefined {
-    const { store, clock } = this.ctx;
+    const { store, clock, runs } = this.ctx;
     const now = clock.now();
     const { event, ...when } = firing;
     const base: NewRun = { automationId: a.id, ...when, status: "starting", createdAt: now, eventSummary: event?.summary, eventData: event?.data };
     const active = this.recorder.reconcile(a.id);
     const busy = active.length > 0;
     if (busy && event) return this.foldEvent(a, base, active[0]!);
-    if (busy && a.overlap === "skip") return store.insertRun({ ...base, status: "skipped", skipReason: "overlap" });
+    if (busy && a.overlap === "skip") return runs.insert({ ...base, status: "skipped", skipReason: "overlap" });
     if (busy) {
       const older = store.runsWithStatus(a.id, ["waiting"]);
-      const run = store.insertRun({ ...base, status: "waiting" });
-      if (run) for (const w of older) store.updateRun(w.id, { status: "skipped", skipReason: "overlap", summary: "replaced by a newer firing (overlap: queue keeps one)" });
+      const run = runs.insert({ ...base, status: "waiting" });
+      if (run) for (const w of older) runs.move(w.id, "skipped", { skipReason: "overlap", summary: "replaced by a newer firing (overlap: queue keeps one)" });
       return run;
     }
-    const run = store.insertRun({ ...base, runNo: a.runCount + 1, startedAt: now });
+    const run = runs.insert({ ...base, runNo: a.runCount + 1, startedAt: now });
     if (run) store.saveAutomation(counted(a, now));
     return run;
   }
@@ -56,18 +56,16 @@ export class RunStarter {
    * source never piles up runs or rows.
    */
   private foldEvent(a: Automation, base: NewRun, active: Run): Run | undefined {
-    const { store } = this.ctx;
+    const { store, runs } = this.ctx;
     const status = a.overlap === "queue" ? "waiting" : "skipped";
     const latest = store.runs(a.id, 1)[0];
     const same = latest && latest.status === status && latest.triggerId === base.triggerId && latest.id > active.id;
     if (!same) {
-      for (const w of status === "waiting" ? store.runsWithStatus(a.id, ["waiting"]) : []) {
-        store.updateRun(w.id, { status: "skipped", skipReason: "overlap", summary: "replaced by a newer event (overlap: queue keeps one)" });
-      }
-      return store.insertRun({ ...base, status, ...(status === "skipped" ? { skipReason: "overlap" } : {}) });
+      if (status === "waiting") runs.skipWaiting(a.id, "overlap", "replaced by a newer event (overlap: queue keeps one)");
+      return runs.insert({ ...base, status, ...(status === "skipped" ? { skipReason: "overlap" } : {}) });
     }
     const folded = (latest.eventFolded ?? 0) + 1;
-    store.updateRun(latest.id, { eventSummary: base.eventSummary, eventData: base.eventData, eventFolded: folded, createdAt: base.createdAt });
+    runs.note(latest.id, { eventSummary: base.eventSummary, eventData: base.eventData, eventFolded: folded, createdAt: base.createdAt });
     return { ...latest, eventSummary: base.eventSummary, eventData: base.eventData, eventFolded: folded };
   }
 
@@ -79,11 +77,11 @@ export class RunStarter {
       const waiting = store.runsWithStatus(automationId, ["waiting"]).at(-1);
       if (!a || !waiting || store.runsWithStatus(automationId, ACTIVE_RUN).length > 0) return undefined;
       if (!a.enabled || a.doneAt !== undefined) {
-        this.recorder.skipWaiting(a.id, a.doneAt !== undefined ? "done" : "paused");
+        this.ctx.runs.skipWaiting(a.id, a.doneAt !== undefined ? "done" : "paused");
         return undefined;
       }
       const now = clock.now();
-      store.updateRun(waiting.id, { status: "starting", runNo: a.runCount + 1, startedAt: now });
+      this.ctx.runs.move(waiting.id, "starting", { runNo: a.runCount + 1, startedAt: now });
       store.saveAutomation(counted(a, now));
       return store.run(waiting.id);
     });
@@ -122,8 +120,8 @@ export class RunStarter {
     const { store, manager } = this.ctx;
     const { task, note } = await this.startTask(a, run, stepsText);
     store.transaction(() => {
-      const current = store.run(run.id);
-      if (current && ACTIVE_RUN.includes(current.status)) store.updateRun(run.id, { status: "running", taskId: task.id });
+      // Still starting: its task began (a task that settled at once has ended the run already).
+      if (store.run(run.id)?.status === "starting") this.ctx.runs.move(run.id, "running");
       const latest = store.automation(a.id);
       if (latest && a.sessionMode === "continue") store.saveAutomation({ ...latest, continueTaskId: task.id });
     });
@@ -148,7 +146,7 @@ export class RunStarter {
     if (a.sessionMode === "continue" && a.continueTaskId) {
       const earlier = manager.get(a.continueTaskId);
       if (earlier?.status === "completed" && (await this.ctx.host.sessionExists(earlier.id))) {
-        store.updateRun(run.id, { taskId: earlier.id });
+        this.ctx.runs.link(run.id, earlier.id);
         const prompt = runPrompt(runContextLine(a, run, trigger), workspace, a.prompt, stepsText);
         return { task: await manager.resume(earlier.id, prompt, a.reportAgent, a.reportModel) };
       }
@@ -159,6 +157,7 @@ export class RunStarter {
       parentSessionID: a.reportTo, parentMessageID: runBatchId(a.id, run.runNo!), parentAgent: a.reportAgent,
       parentModel: a.reportModel, description: `${a.title} (automation run #${run.runNo})`, prompt, agent: a.agent,
       model: a.model, notify: false, extras: { expect: a.expect }, ...(a.worker ? { worker: a.worker } : {}),
+      onSaved: (saved) => this.ctx.runs.link(run.id, saved.id),
     });
     return { task, note };
   }

@@ -34,8 +34,7 @@ export class StepPhase {
     const steps: StepResult[] = a.steps!.map((s) => ({ name: s.name, run: s.run, status: "not_run" }));
     const begun = store.transaction(() => {
       if (store.run(run.id)?.status !== "starting") return false;
-      store.updateRun(run.id, { status: "running", stepsBy: this.holder, steps });
-      return true;
+      return this.ctx.runs.move(run.id, "running", { stepsBy: this.holder, steps });
     });
     if (!begun) return;
     const controller = new AbortController();
@@ -50,6 +49,11 @@ export class StepPhase {
     if (run.stepsBy === this.holder) return this.live.has(run.id);
     const now = this.ctx.clock.now();
     return run.stepsBy !== undefined && claimHeldByOther({ by: run.stepsBy, at: now }, this.holder, now);
+  }
+
+  /** Resolves once this process has finished the run's steps phase (at once when it runs none of it). */
+  async whenDone(runId: number): Promise<void> {
+    await this.live.get(runId)?.done;
   }
 
   /** Kills the running step of a run whose steps this process runs; resolves when the run has ended. False when not here. */
@@ -108,7 +112,7 @@ export class StepPhase {
   private save(runId: number, steps: StepResult[]): void {
     if (this.stopped) return;
     try {
-      this.ctx.store.updateRun(runId, { steps });
+      this.ctx.runs.note(runId, { steps });
     } catch (error) {
       this.ctx.logError("Could not record a step's progress", error);
     }

@@ -1,4 +1,4 @@
-import { TaskError } from "../core/errors.ts";
+import { AutomationRefusal } from "../core/errors.ts";
 import { parseDuration, TriggerSpecError } from "./trigger-input.ts";
 
 /** A step as the model writes it (task_create / task_update `steps`). */
@@ -42,20 +42,20 @@ export function stepEnvPrefix(name: string): string {
   return `STEP_${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}`;
 }
 
-/** Checks the model's steps; throws a TaskError naming the first bad one and how to fix it. */
+/** Checks the model's steps; throws a AutomationRefusal naming the first bad one and how to fix it. */
 export function parseSteps(inputs: StepInput[]): Step[] {
-  if (inputs.length > MAX_STEPS) throw new TaskError(`steps: at most ${MAX_STEPS} steps, got ${inputs.length}.`);
+  if (inputs.length > MAX_STEPS) throw new AutomationRefusal(`steps: at most ${MAX_STEPS} steps, got ${inputs.length}.`);
   const prefixes = new Map<string, string>();
   return inputs.map((input, i) => {
     const where = `steps[${i}]`;
     if (!NAME.test(input.name ?? "")) {
-      throw new TaskError(`${where}.name "${input.name}" must be 1-40 letters, digits, "-" or "_" (later steps read it as $${stepEnvPrefix("name")}_EXIT); ${EXAMPLE}.`);
+      throw new AutomationRefusal(`${where}.name "${input.name}" must be 1-40 letters, digits, "-" or "_" (later steps read it as $${stepEnvPrefix("name")}_EXIT); ${EXAMPLE}.`);
     }
     const prefix = stepEnvPrefix(input.name);
     const clash = prefixes.get(prefix);
-    if (clash !== undefined) throw new TaskError(`${where}.name "${input.name}" and "${clash}" would both be $${prefix}_EXIT; give each step its own name.`);
+    if (clash !== undefined) throw new AutomationRefusal(`${where}.name "${input.name}" and "${clash}" would both be $${prefix}_EXIT; give each step its own name.`);
     prefixes.set(prefix, input.name);
-    if ((input.run ?? "").trim() === "") throw new TaskError(`${where}.run must be a shell command; ${EXAMPLE}.`);
+    if ((input.run ?? "").trim() === "") throw new AutomationRefusal(`${where}.run must be a shell command; ${EXAMPLE}.`);
     const step: Step = { name: input.name, run: input.run, timeoutMs: DEFAULT_STEP_TIMEOUT_MS };
     if (input.timeout !== undefined) {
       step.timeout = input.timeout;
@@ -70,7 +70,7 @@ function stepTimeout(text: string, name: string): number {
   try {
     return parseDuration(text, name, 1000, MAX_STEP_TIMEOUT_MS);
   } catch (error) {
-    if (error instanceof TriggerSpecError) throw new TaskError(error.message);
+    if (error instanceof TriggerSpecError) throw new AutomationRefusal(error.message);
     throw error;
   }
 }
@@ -82,9 +82,9 @@ function stepTimeout(text: string, name: string): number {
 export function checkRunnable(a: { prompt: string; steps?: Step[]; expect?: unknown }): void {
   const hasSteps = (a.steps?.length ?? 0) > 0;
   if (a.prompt.trim() === "" && !hasSteps) {
-    throw new TaskError(`An automation needs a prompt (work for an agent), steps (shell commands), or both; ${EXAMPLE}.`);
+    throw new AutomationRefusal(`An automation needs a prompt (work for an agent), steps (shell commands), or both; ${EXAMPLE}.`);
   }
   if (a.prompt.trim() === "" && a.expect) {
-    throw new TaskError("expect checks an agent's work, and without a prompt no agent runs: leave expect out, or make the check a step.");
+    throw new AutomationRefusal("expect checks an agent's work, and without a prompt no agent runs: leave expect out, or make the check a step.");
   }
 }

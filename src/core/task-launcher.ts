@@ -22,6 +22,11 @@ export type LaunchInput = {
   extras?: unknown;
   /** Where the child runs: a worker's name, "local" (the default) or "auto". */
   worker?: string;
+  /**
+   * Called inside the transaction that saves the new task, before it can start or settle: a layer
+   * above links its own row to the task there (an automation run's task_id), so a settle always finds it.
+   */
+  onSaved?: (task: Task) => void;
 };
 
 /**
@@ -96,6 +101,7 @@ export class TaskLauncher {
     // Saved and given a slot in one transaction: "queued" is said only when the task really waits.
     const claimed = store.transaction(() => {
       store.save(task);
+      input.onSaved?.(task);
       store.appendEvent({ taskId: id, at: now, kind: "launched", detail: input.fork ? "forked" : undefined });
       life.callHook("launched", () => life.hooks.launched?.(task, input.extras));
       return scheduler.claimFitting();

@@ -1,24 +1,22 @@
 import type { Clock } from "../core/clock.ts";
-import { noticeLine } from "../core/notice-line.ts";
 import { DAY_MS } from "../core/clock.ts";
 import type { Host } from "../host/host.ts";
-import type { TaskManager } from "../core/task-manager.ts";
-import { ACTIVE_RUN, parseRunBatchId, type Automation, type Run } from "../automations/automation.ts";
-import type { AutomationService, Creator } from "../automations/automation-service.ts";
-import { describeTrigger } from "../automations/trigger-spec.ts";
-import { firstLine } from "../automations/automation-text.ts";
+import { ACTIVE_RUN, type Automation, type Run } from "../automations/automation.ts";
+import type { AutomationCatalog, Creator } from "../automations/automation-catalog.ts";
+import type { RunLifecycle } from "../automations/run-lifecycle.ts";
+import type { ProposalService } from "../proposals/proposal-service.ts";
+import { DISCOVERY_ID } from "./discovery-hooks.ts";
 import type { DiscoveryConfig } from "./discovery-config.ts";
 import { discoveryPrompt } from "./discovery-prompt.ts";
 import { lastUserMessage, type UserPresence } from "./user-presence.ts";
 
-/** The built-in automation whose runs are the discovery runs (one per project). */
-export const DISCOVERY_ID = "audiscovery";
+export { DISCOVERY_ID };
 /** The user counts as around after a message in the last 2 hours. */
 export const AROUND_MS = 2 * 3600_000;
 const FAILED_RUNS_SINCE_MS = 7 * DAY_MS;
 
 export type DiscoveryDeps = {
-  automations: AutomationService; manager: TaskManager; host: Host; clock: Clock; config: DiscoveryConfig;
+  automations: AutomationCatalog; runs: RunLifecycle; proposals?: ProposalService; host: Host; clock: Clock; config: DiscoveryConfig;
   log: (message: string, error: unknown) => void;
 };
 
@@ -32,11 +30,8 @@ export class Discovery {
   private stopped = false;
   private checking = false;
 
-  constructor(private deps: DiscoveryDeps) {
-    const { automations } = deps;
-    automations.recorder.extraNotice = (a, run) => (a.id === DISCOVERY_ID ? this.proposalsNotice(run) : undefined);
-    if (automations.proposals) automations.proposals.discoveryReportTo = (sessionID) => this.reportTo(sessionID);
-  }
+  /** Its run's notice and its child's proposals are wired apart (discovery-hooks.ts): they work before this module loads. */
+  constructor(private deps: DiscoveryDeps) {}
 
   start(): void {
     this.schedule();
@@ -60,7 +55,7 @@ export class Discovery {
     if ((await host.statuses())[presence.sessionID]) return "the user's session is working";
     const run = this.admit(presence);
     if (!run) return "another process started it";
-    if (run.status === "starting") await this.deps.automations.starter.launch(run);
+    if (run.status === "starting") await this.deps.runs.starter.launch(run);
     return "started";
   }
 
@@ -88,7 +83,7 @@ export class Discovery {
   private notDue(a: Automation | undefined): string | undefined {
     if (!a) return undefined;
     if (!a.enabled) return "the discovery automation is paused";
-    const runs = this.deps.automations.runs(a.id, 20);
+    const runs = this.deps.runs.runs(a.id, 20);
     if (runs.some((r) => ACTIVE_RUN.includes(r.status))) return "a discovery run is running";
     const last = runs.find((r) => r.startedAt !== undefined);
     if (last && this.deps.clock.now() - last.startedAt! < this.deps.config.everyMs) return "the last run was less than `every` ago";
@@ -109,43 +104,18 @@ export class Discovery {
         : automations.create(DISCOVERY_ID, {
           title: "Discovery (built-in)", ...fields, notify: "never", sessionMode: "fresh", overlap: "skip", catchUp: "skip", enabled: true,
         }, [], reportTo).automation;
-      return automations.starter.admit(a, { firedBy: "idle", event: { summary: `the user has written nothing for ${idleFor} min` } });
+      return this.deps.runs.starter.admit(a, { firedBy: "idle", event: { summary: `the user has written nothing for ${idleFor} min` } });
     });
   }
 
   private view() {
-    const { automations, clock } = this.deps;
+    const { automations, runs, clock } = this.deps;
     const now = clock.now();
     const all = automations.list().filter((x) => x.automation.id !== DISCOVERY_ID);
     const failedRuns = all.flatMap(({ automation }) =>
-      automations.runs(automation.id, 20)
+      runs.runs(automation.id, 20)
         .filter((run) => (run.status === "error" || run.status === "cancelled") && (run.endedAt ?? run.createdAt) >= now - FAILED_RUNS_SINCE_MS)
         .slice(0, 3).map((run) => ({ title: automation.title, run })));
-    return { automations: all, rejections: automations.proposals?.recentRejections() ?? [], failedRuns: failedRuns.slice(0, 10), now };
-  }
-
-  /** A discovery run's child proposes for the session the run reports to: the user's most recent one. */
-  private reportTo(childSessionID: string): Creator | undefined {
-    const task = this.deps.manager.get(childSessionID);
-    if (!task || parseRunBatchId(task.batchId)?.automationId !== DISCOVERY_ID) return undefined;
-    const a = this.deps.automations.get(DISCOVERY_ID);
-    return a && { sessionID: a.reportTo, agent: a.reportAgent, model: a.reportModel };
-  }
-
-  /** Inside the run's end: the proposals it made, told to the session; nothing when it made none. */
-  private proposalsNotice(run: Run): { text: string; line: string; note: string } | undefined {
-    const { automations } = this.deps;
-    const since = run.startedAt ?? run.createdAt;
-    const made = automations.all().filter((a) => a.proposal?.by === "discovery" && a.proposal.proposedAt >= since);
-    if (made.length === 0) return undefined;
-    const lines = made.map((a) => `- ${a.id} "${a.title}" (${automations.triggers(a.id).map((t) => describeTrigger(t.spec)).join(", ") || "no triggers"}): ${firstLine(a.proposal!.reason, 300)}`);
-    const text = [
-      `While you were away, discovery proposed ${made.length} automation(s); nothing runs until the user approves:`,
-      ...lines,
-      "Tell the user. Approve: task_update { id, enabled: true } (asks the user), the dashboard, or `npx opencode-errands proposals approve <id>`. Reject: task_delete { id }.",
-    ].join("\n");
-    const titles = made.map((a) => `"${a.title}"`).join(", ");
-    const line = noticeLine("◇", `discovery proposed ${made.length} automation${made.length === 1 ? "" : "s"} while you were away: ${titles}`, "nothing runs until you approve");
-    return { text, line, note: `${made.length} proposal(s)` };
+    return { automations: all, rejections: this.deps.proposals?.recentRejections() ?? [], failedRuns: failedRuns.slice(0, 10), now };
   }
 }

@@ -1,7 +1,7 @@
-import { TaskError } from "../core/errors.ts";
+import { ProposalRefusal } from "../core/errors.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Automation, Proposal, Trigger } from "../automations/automation.ts";
-import type { AutomationFields, AutomationService, Creator } from "../automations/automation-service.ts";
+import type { AutomationCatalog, AutomationFields, Creator, NewWebhooks } from "../automations/automation-catalog.ts";
 import { PROPOSAL_EXPIRY_MS, proposalShape, sameProposal, type ProposalShape } from "./proposal-rules.ts";
 import type { DecidedVia, ProposalDecision, ProposalStore } from "./proposal-store.ts";
 
@@ -19,10 +19,15 @@ export type NewProposal = {
   creator: Creator;
   reason: string;
   by: Proposal["by"];
-  webhooks?: Map<string, { name: string; secret: string }>;
+  webhooks?: NewWebhooks;
 };
 
+/** Who a proposal made in a session is from, when it is not that session itself (a discovery run's child). */
+export type Proposer = (sessionID: string) => { creator: Creator; by: Proposal["by"] } | undefined;
+
 const HOUR_MS = 3600_000;
+/** Undecided proposals past their expiry are removed at start and then this often. */
+const SWEEP_MS = HOUR_MS;
 
 /**
  * Automations the agent proposes and the user decides on later: a proposal is a disabled
@@ -30,20 +35,37 @@ const HOUR_MS = 3600_000;
  * cooldown. Proposals nobody decides expire.
  */
 export class ProposalService {
+  private sweep: unknown;
+  private stopped = false;
+
   constructor(
-    private automations: AutomationService,
+    private automations: AutomationCatalog,
     readonly store: ProposalStore,
     private clock: Clock,
     readonly config: ProposalConfig,
+    /** With discovery on: a discovery run's child proposes for the session its run reports to. */
+    private proposer: Proposer = () => undefined,
   ) {}
-
-  /** Set by discovery: the session a discovery run's child proposes for (the project's most recent one). */
-  discoveryReportTo: ((childSessionID: string) => Creator | undefined) | undefined;
 
   /** Who a proposal made in this session is from and reports to, when it is not the session itself. */
   proposerOf(sessionID: string): { creator: Creator; by: Proposal["by"] } | undefined {
-    const creator = this.discoveryReportTo?.(sessionID);
-    return creator && { creator, by: "discovery" };
+    return this.proposer(sessionID);
+  }
+
+  /** The hourly sweep of expired proposals (they are also refused and removed when touched). */
+  start(): void {
+    if (this.stopped) return;
+    this.sweep = this.clock.setTimeout(() => this.start(), SWEEP_MS);
+    try {
+      this.expire();
+    } catch {
+      // A busy or failing database: the next sweep (or the next touch of a proposal) retries.
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.clock.clearTimeout(this.sweep);
   }
 
   /** Stores the proposal, disabled; refuses a repeat within the cooldown, or one past the pending limit. */
@@ -109,19 +131,19 @@ export class ProposalService {
     if (rejected) {
       const hours = Math.floor((now - rejected.decidedAt) / HOUR_MS);
       const left = Math.ceil((rejected.decidedAt + this.config.cooldownMs - now) / HOUR_MS);
-      throw new TaskError(`Refused: the same proposal ("${rejected.title}") was rejected ${hours} h ago (via ${rejected.via}); it may be proposed again in ${left} h. Do not propose it again now.`);
+      throw new ProposalRefusal(`Refused: the same proposal ("${rejected.title}") was rejected ${hours} h ago (via ${rejected.via}); it may be proposed again in ${left} h. Do not propose it again now.`);
     }
     const pending = this.automations.all().filter((a) => a.proposal !== undefined);
     const twin = pending.find((a) => sameProposal(proposalShape(a, this.automations.triggers(a.id)), shape));
-    if (twin) throw new TaskError(`The same thing is already proposed as ${twin.id} "${twin.title}", waiting for the user's decision.`);
+    if (twin) throw new ProposalRefusal(`The same thing is already proposed as ${twin.id} "${twin.title}", waiting for the user's decision.`);
     if (pending.length >= this.config.maxPending) {
-      throw new TaskError(`${pending.length} proposals already wait for the user's decision (at most ${this.config.maxPending}): ${pending.map((a) => `${a.id} "${a.title}"`).join(", ")}. Propose more once the user has approved or rejected one.`);
+      throw new ProposalRefusal(`${pending.length} proposals already wait for the user's decision (at most ${this.config.maxPending}): ${pending.map((a) => `${a.id} "${a.title}"`).join(", ")}. Propose more once the user has approved or rejected one.`);
     }
   }
 
   private requireProposal(id: string): Automation {
     const a = this.automations.require(id);
-    if (!a.proposal) throw new TaskError(`Automation ${a.id} "${a.title}" is not a proposal (it was approved already).`);
+    if (!a.proposal) throw new ProposalRefusal(`Automation ${a.id} "${a.title}" is not a proposal (it was approved already).`);
     return a;
   }
 
@@ -130,7 +152,7 @@ export class ProposalService {
     const a = this.automations.get(id);
     if (!a?.proposal || a.proposal.proposedAt > this.clock.now() - PROPOSAL_EXPIRY_MS) return;
     this.expire();
-    throw new TaskError(`Proposal ${a.id} "${a.title}" expired (7 days undecided) and is gone; it may be proposed again.`);
+    throw new ProposalRefusal(`Proposal ${a.id} "${a.title}" expired (7 days undecided) and is gone; it may be proposed again.`);
   }
 
   private decision(a: Automation, outcome: ProposalDecision["outcome"], via: DecidedVia): ProposalDecision {

@@ -1,9 +1,9 @@
 import type { tool } from "@opencode-ai/plugin";
-import { TaskError } from "../core/errors.ts";
+import { AutomationRefusal } from "../core/errors.ts";
 import type { ModelRef } from "../core/task.ts";
-import type { AutomationFields } from "../automations/automation-service.ts";
+import type { AutomationFields } from "../automations/automation-catalog.ts";
 import { GITHUB_EVENTS, type Trigger } from "../automations/automation.ts";
-import type { AutomationService } from "../automations/automation-service.ts";
+import type { Automations } from "../automations/automation-layer.ts";
 import type { Expectation } from "../evidence/expectation-check.ts";
 import { allowExpectCommand, briefExpectArg, checkExpect } from "./expect-arg.ts";
 import { parseSteps, type Step, type StepInput } from "../automations/step-spec.ts";
@@ -15,7 +15,7 @@ const NOTIFY = ["always", "on_change", "on_failure", "never"] as const;
 const SESSION = ["fresh", "continue"] as const;
 
 /** Deps of every task_* tool; `hasWorkers`: the workers option names some (then `worker` is shown). */
-export type AutomationToolDeps = { automations: AutomationService; onCrash: (message: string, error: unknown) => void; hasWorkers?: boolean };
+export type AutomationToolDeps = { automations: Automations; onCrash: (message: string, error: unknown) => void; hasWorkers?: boolean };
 
 /** A shape without `worker` when no workers are configured: the argument is still accepted, but not shown. */
 export function withoutWorker<T extends Record<string, unknown>>(shape: T, hasWorkers: boolean | undefined): T {
@@ -102,18 +102,18 @@ export function toFields(args: FieldInput, clearablePrompt = false): Partial<Aut
 }
 
 function positiveInteger(name: string, value: number): number {
-  if (!Number.isInteger(value) || value < 1) throw new TaskError(`${name} must be a whole number of at least 1, got ${value}.`);
+  if (!Number.isInteger(value) || value < 1) throw new AutomationRefusal(`${name} must be a whole number of at least 1, got ${value}.`);
   return value;
 }
 
 /** Required text arguments may not be blank. */
 export function requireText(name: string, value: string | undefined): void {
-  if (value !== undefined && value.trim() === "") throw new TaskError(`${name} must not be empty.`);
+  if (value !== undefined && value.trim() === "") throw new AutomationRefusal(`${name} must not be empty.`);
 }
 
 function parseModel(text: string): ModelRef {
   const slash = text.indexOf("/");
-  if (slash <= 0 || slash === text.length - 1) throw new TaskError(`model "${text}" must be "provider/model", e.g. "anthropic/claude-sonnet-4".`);
+  if (slash <= 0 || slash === text.length - 1) throw new AutomationRefusal(`model "${text}" must be "provider/model", e.g. "anthropic/claude-sonnet-4".`);
   return { providerID: text.slice(0, slash), modelID: text.slice(slash + 1) };
 }
 

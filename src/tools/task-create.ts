@@ -1,4 +1,4 @@
-import { TaskError, errorMessage } from "../core/errors.ts";
+import { AutomationRefusal, errorMessage } from "../core/errors.ts";
 import { defineTool } from "./tool-kit.ts";
 import type { tool } from "@opencode-ai/plugin";
 import { allowRunCommand, allowStepCommands, allowTriggerCommands, fieldArgs, toFields, triggerArg, TRIGGERS_DESCRIPTION, webhookLines, withoutWorker, type AutomationToolDeps } from "./automation-args.ts";
@@ -20,24 +20,24 @@ export function taskCreateTool({ automations, onCrash, hasWorkers }: AutomationT
     shown: (s) => withoutWorker(args(s), hasWorkers),
     onCrash,
     async run(args, call) {
-      if (automations.proposals?.proposerOf(call.sessionID)?.by === "discovery") throw new TaskError("A discovery run only proposes: use task_propose; the user decides.");
-      const id = automations.newAutomationId();
-      const triggers = automations.parseTriggers(args.triggers ?? [], id);
-      const webhooks = await automations.prepareEventTriggers(triggers, args.triggers ?? []);
+      if (automations.proposals.proposerOf(call.sessionID)?.by === "discovery") throw new AutomationRefusal("A discovery run only proposes: use task_propose; the user decides.");
+      const id = automations.catalog.newAutomationId();
+      const triggers = automations.catalog.parseTriggers(args.triggers ?? [], id);
+      const webhooks = await automations.catalog.prepareEventTriggers(triggers, args.triggers ?? []);
       const fields = {
         agent: "general", notify: "on_change", sessionMode: "fresh", overlap: "skip", catchUp: "skip", enabled: true,
         ...toFields(args), title: args.title, prompt: args.prompt ?? "",
       } as const;
       checkRunnable(fields);
       refuseRemoteCommand(fields);
-      await automations.checkAgent(fields.agent);
-      automations.checkChannels(fields);
-      automations.checkWorker(fields.worker);
+      await automations.catalog.checkAgent(fields.agent);
+      automations.catalog.checkChannels(fields);
+      automations.catalog.checkWorker(fields.worker);
       if (fields.enabled) await approve(call.ask, args.title, approvalText(fields), triggers.map((t) => describeTrigger(t.spec)));
       await allowRunCommand(fields, call, "nothing was stored");
       await allowStepCommands(fields.steps, call, "nothing was stored");
       await allowTriggerCommands(triggers, call, "nothing was stored");
-      const created = automations.create(id, fields, triggers, { sessionID: call.sessionID, agent: call.agent, model: call.model }, webhooks);
+      const created = automations.catalog.create(id, fields, triggers, { sessionID: call.sessionID, agent: call.agent, model: call.model }, webhooks);
       const lines = created.triggers.map((t) => `- ${t.id}: ${triggerLine(t)}`);
       return [
         `Created automation ${id} "${args.title}" (${fields.enabled ? "enabled" : "paused"}; notify ${fields.notify}). Results report to this session.`,
@@ -62,12 +62,12 @@ export async function approve(ask: ((input: never) => Promise<void>) | undefined
     const always = /[*?]/.test(title) ? [] : [title];
     await ask({ permission: APPROVAL_PERMISSION, patterns: [title], always, metadata: { title, prompt, triggers } } as never);
   } catch (error) {
-    throw new TaskError(`The user rejected automation "${title}"; ${outcome}. (${errorMessage(error)})`);
+    throw new AutomationRefusal(`The user rejected automation "${title}"; ${outcome}. (${errorMessage(error)})`);
   }
 }
 
 /** expect.command with a worker is refused, as background_task refuses it. */
 export function refuseRemoteCommand(fields: Parameters<typeof refuseRemoteExpectCommand>[0]): void {
   const refusal = refuseRemoteExpectCommand(fields);
-  if (refusal) throw new TaskError(refusal);
+  if (refusal) throw new AutomationRefusal(refusal);
 }

@@ -9,12 +9,12 @@ export function taskDeleteTool({ automations, onCrash }: AutomationToolDeps) {
     onCrash,
     async run(args) {
       const proposals = automations.proposals;
-      if (proposals && automations.require(args.id).proposal) {
+      if (automations.catalog.require(args.id).proposal) {
         const a = proposals.reject(args.id, "conversation");
         const hours = Math.round(proposals.config.cooldownMs / 3600_000);
         return `Rejected proposal ${a.id} "${a.title}": deleted; proposing the same again is refused for ${hours} h.`;
       }
-      const a = automations.delete(args.id);
+      const a = automations.catalog.delete(args.id);
       return `Deleted automation ${a.id} "${a.title}".`;
     },
   });

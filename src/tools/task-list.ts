@@ -12,8 +12,8 @@ export function taskListTool({ automations, onCrash }: AutomationToolDeps) {
     args: () => ({}),
     onCrash,
     async run() {
-      automations.proposals?.expire();
-      const all = automations.list();
+      automations.proposals.expire();
+      const all = automations.catalog.list();
       const active = all.filter(({ automation }) => !automation.proposal);
       const proposed = all.filter(({ automation }) => automation.proposal);
       if (all.length === 0) return "No automations in this project. task_create makes one.";

@@ -1,4 +1,3 @@
-import { TaskError } from "../core/errors.ts";
 import { defineTool } from "./tool-kit.ts";
 import { fieldArgs, requireText, toFields, triggerArg, webhookLines, type AutomationToolDeps } from "./automation-args.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
@@ -29,20 +28,19 @@ export function taskProposeTool({ automations, onCrash, hasWorkers }: Automation
     onCrash,
     async run(args, call) {
       const proposals = automations.proposals;
-      if (!proposals) throw new TaskError("Proposals are unavailable in this OpenCode process.");
       requireText("reason", args.reason);
-      const id = automations.newAutomationId();
-      const triggers = automations.parseTriggers(args.triggers ?? [], id);
+      const id = automations.catalog.newAutomationId();
+      const triggers = automations.catalog.parseTriggers(args.triggers ?? [], id);
       const fields = {
         agent: "general", notify: "on_change", sessionMode: "fresh", overlap: "skip", catchUp: "skip",
         ...toFields(args), title: args.title, prompt: args.prompt ?? "", enabled: false,
       } as const;
       checkRunnable(fields);
       refuseRemoteCommand(fields);
-      await automations.checkAgent(fields.agent);
-      automations.checkChannels(fields);
-      automations.checkWorker(fields.worker);
-      const webhooks = await automations.prepareEventTriggers(triggers, args.triggers ?? []);
+      await automations.catalog.checkAgent(fields.agent);
+      automations.catalog.checkChannels(fields);
+      automations.catalog.checkWorker(fields.worker);
+      const webhooks = await automations.catalog.prepareEventTriggers(triggers, args.triggers ?? []);
       const proposer = proposals.proposerOf(call.sessionID) ?? { creator: creatorOf(call), by: "conversation" as const };
       const a = proposals.propose({ id, fields, triggers, creator: proposer.creator, reason: args.reason.trim(), by: proposer.by, webhooks });
       return answer(a.id, a.title, proposals, triggers.map((t) => `- ${describeTrigger(t.spec)}`), webhookLines(triggers, webhooks));

@@ -10,9 +10,9 @@ export function taskReadTool({ automations, onCrash }: AutomationToolDeps) {
     args: (s) => ({ id: s.string() }),
     onCrash,
     async run(args) {
-      const a = automations.require(args.id);
-      const triggers = automations.triggers(a.id);
-      const runs = automations.runs(a.id, 15);
+      const a = automations.catalog.require(args.id);
+      const triggers = automations.catalog.triggers(a.id);
+      const runs = automations.runs.runs(a.id, 15);
       return [
         `${a.id} "${a.title}": ${stateText(a)}`,
         `agent ${a.agent}${a.model ? ` model ${a.model.providerID}/${a.model.modelID}` : ""}; notify ${a.notify}; session ${a.sessionMode}; overlap ${a.overlap}; catch_up ${a.catchUp}; runs ${a.runCount}${a.maxRuns ? `/${a.maxRuns}` : ""}; failures in a row ${a.consecutiveFailures}`,
@@ -21,9 +21,9 @@ export function taskReadTool({ automations, onCrash }: AutomationToolDeps) {
         ...(a.expect ? [`expect: ${expectText(a.expect)}`] : []),
         ...(a.channels?.length ? [`channels: ${a.channels.join(", ")}${a.report === "channels" ? " (only: the session is not told)" : " (and this session)"}`] : []),
         "Triggers:",
-        ...(triggers.length ? triggers.map((t) => `- ${t.id}: ${triggerLine(t, automations.waitingDeliveries(t))}`) : ["- none (task_run only)"]),
+        ...(triggers.length ? triggers.map((t) => `- ${t.id}: ${triggerLine(t, automations.runs.waitingDeliveries(t))}`) : ["- none (task_run only)"]),
         "Recent runs (newest first):",
-        ...(runs.length ? runs.flatMap((r) => [runLine(r, triggers), ...automations.channelLines(r.id).map((l) => `    ${l}`)]) : ["- none yet"]),
+        ...(runs.length ? runs.flatMap((r) => [runLine(r, triggers), ...automations.runs.channelLines(r.id).map((l) => `    ${l}`)]) : ["- none yet"]),
       ].join("\n");
     },
   });

@@ -11,11 +11,11 @@ export function taskRunTool({ automations, onCrash }: AutomationToolDeps) {
     args: (s) => ({ id: s.string() }),
     onCrash,
     async run(args, call) {
-      const a = automations.require(args.id);
+      const a = automations.catalog.require(args.id);
       if (a.proposal) return `task_run: ${a.id} "${a.title}" is a proposal; it runs once the user approves it (task_update { id, enabled: true }).`;
       // Created disabled, it was never approved: running it is as much a use as enabling it.
-      if (neverApproved(a)) await approve(call.ask, a.title, approvalText(a), automations.triggers(a.id).map((t) => describeTrigger(t.spec)), "nothing ran");
-      const { run, task } = await automations.runNow(a.id);
+      if (neverApproved(a)) await approve(call.ask, a.title, approvalText(a), automations.catalog.triggers(a.id).map((t) => describeTrigger(t.spec)), "nothing ran");
+      const { run, task } = await automations.runs.runNow(a.id);
       if (run.status === "skipped") return `Not run: the previous run of ${run.automationId} is still running (overlap: skip).`;
       if (run.status === "waiting") return `Queued: it starts when the previous run of ${run.automationId} ends (overlap: queue).`;
       if (!task && run.status === "running") return `Started run #${run.runNo} of ${run.automationId}: its steps run first (cancel: background_cancel ${runBatchId(run.automationId, run.runNo!)}); results report by the automation's notify policy.`;

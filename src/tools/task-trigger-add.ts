@@ -13,14 +13,14 @@ export function taskTriggerAddTool({ automations, onCrash }: AutomationToolDeps)
     args: (s) => ({ id: s.string(), trigger: s.record(s.string(), s.unknown()) }),
     onCrash,
     async run(args, call) {
-      const a = automations.require(args.id);
+      const a = automations.catalog.require(args.id);
       const input = args.trigger as TriggerInput;
-      const triggers = automations.parseTriggers([input], a.id);
-      const webhooks = await automations.prepareEventTriggers(triggers, [input]);
+      const triggers = automations.catalog.parseTriggers([input], a.id);
+      const webhooks = await automations.catalog.prepareEventTriggers(triggers, [input]);
       // A new trigger makes an approved automation run at new times or on new events: the user says yes again.
       if (!neverApproved(a)) await approve(call.ask, a.title, `Changes: new trigger ${describeTrigger(triggers[0]!.spec)}`, [describeTrigger(triggers[0]!.spec)], "the trigger was not added");
       await allowTriggerCommands(triggers, call, "the trigger was not added");
-      automations.addTriggers(a.id, triggers, webhooks);
+      automations.catalog.addTriggers(a.id, triggers, webhooks);
       return [`Added trigger ${triggers[0]!.id} (${triggerLine(triggers[0]!)}) to ${a.id}.`, ...webhookLines(triggers, webhooks)].join("\n");
     },
   });

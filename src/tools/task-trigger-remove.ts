@@ -9,7 +9,7 @@ export function taskTriggerRemoveTool({ automations, onCrash }: AutomationToolDe
     args: (s) => ({ trigger_id: s.string() }),
     onCrash,
     async run(args) {
-      const t = automations.removeTrigger(args.trigger_id);
+      const t = automations.catalog.removeTrigger(args.trigger_id);
       return `Removed trigger ${t.id} (${describeTrigger(t.spec)}) from ${t.automationId}.`;
     },
   });

@@ -6,7 +6,8 @@ import { stateText } from "../automations/automation-text.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
 import { approvalText, approve, refuseRemoteCommand } from "./task-create.ts";
 import { wideningChanges } from "../approval/widening.ts";
-import type { AutomationFields, AutomationService } from "../automations/automation-service.ts";
+import type { AutomationFields } from "../automations/automation-catalog.ts";
+import type { Automations } from "../automations/automation-layer.ts";
 import type { CallContext } from "./tool-kit.ts";
 
 export function taskUpdateTool({ automations, onCrash, hasWorkers }: AutomationToolDeps) {
@@ -28,23 +29,23 @@ export function taskUpdateTool({ automations, onCrash, hasWorkers }: AutomationT
       const clearsExpect = args.expect !== undefined && !args.expect.files && !args.expect.command;
       const fields = toFields({ ...args, expect: clearsExpect ? undefined : args.expect }, true);
       if (clearsExpect) fields.expect = undefined;
-      if (fields.agent) await automations.checkAgent(fields.agent);
-      const current = automations.require(args.id);
-      automations.checkChannels(fields, current);
-      automations.checkWorker(fields.worker);
+      if (fields.agent) await automations.catalog.checkAgent(fields.agent);
+      const current = automations.catalog.require(args.id);
+      automations.catalog.checkChannels(fields, current);
+      automations.catalog.checkWorker(fields.worker);
       const approving = fields.enabled === true && current.proposal !== undefined;
       // Created disabled (or proposed), it was never approved: enabling it is when the user is asked.
       if (fields.enabled && neverApproved(current)) {
         const work = approvalText({ prompt: fields.prompt ?? current.prompt, steps: fields.steps ?? current.steps });
         const outcome = approving ? "it stays a proposal, unchanged" : "it stays disabled and unchanged";
-        await approve(call.ask, current.title, work, automations.triggers(current.id).map((t) => describeTrigger(t.spec)), outcome);
+        await approve(call.ask, current.title, work, automations.catalog.triggers(current.id).map((t) => describeTrigger(t.spec)), outcome);
       }
       checkRunnable({ ...current, ...fields });
       refuseRemoteCommand({ ...current, ...fields });
       // Approved once, it does not keep the approval for more: what it would newly do is asked again.
       const widening = neverApproved(current) ? [] : wideningChanges(current, fields);
       if (widening.length > 0) {
-        await approve(call.ask, current.title, `Changes: ${widening.join("\n")}`, automations.triggers(current.id).map((t) => describeTrigger(t.spec)), "the automation is unchanged");
+        await approve(call.ask, current.title, `Changes: ${widening.join("\n")}`, automations.catalog.triggers(current.id).map((t) => describeTrigger(t.spec)), "the automation is unchanged");
       }
       if (approving) await allowProposalCommands(automations, current, fields, call);
       else {
@@ -52,20 +53,20 @@ export function taskUpdateTool({ automations, onCrash, hasWorkers }: AutomationT
         await allowStepCommands(fields.steps, call, "the automation is unchanged", current.steps);
       }
       const reportTo = args.report_here ? { sessionID: call.sessionID, agent: call.agent, model: call.model } : undefined;
-      if (approving && automations.proposals) {
+      if (approving) {
         const a = automations.proposals.approve(current.id, "conversation", { ...fields, ...(reportTo ? { reportTo } : {}) });
         return `Approved proposal ${a.id} "${a.title}": ${stateText(a)}; it runs at its triggers and reports to ${a.reportTo === call.sessionID ? "this session" : `session ${a.reportTo}`}.`;
       }
-      const a = automations.update(current.id, { ...fields, reportTo });
+      const a = automations.catalog.update(current.id, { ...fields, reportTo });
       return `Updated automation ${a.id} "${a.title}": ${stateText(a)}.`;
     },
   });
 }
 
 /** A proposal's commands were never put to the user: approving it asks for each, as task_create does. */
-async function allowProposalCommands(automations: AutomationService, current: Automation, fields: Partial<AutomationFields>, call: CallContext): Promise<void> {
+async function allowProposalCommands(automations: Automations, current: Automation, fields: Partial<AutomationFields>, call: CallContext): Promise<void> {
   const refused = "it stays a proposal, unchanged";
   await allowRunCommand({ expect: "expect" in fields ? fields.expect : current.expect }, call, refused);
   await allowStepCommands(fields.steps ?? current.steps, call, refused);
-  await allowTriggerCommands(automations.triggers(current.id), call, refused);
+  await allowTriggerCommands(automations.catalog.triggers(current.id), call, refused);
 }

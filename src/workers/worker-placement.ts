@@ -1,4 +1,4 @@
-import { TaskError } from "../core/errors.ts";
+import { WorkerRefusal } from "../core/errors.ts";
 import type { ModelRef } from "../core/task.ts";
 import type { TaskSummary } from "../core/task-summary.ts";
 import type { Choice, Placement } from "../core/placement.ts";
@@ -58,14 +58,14 @@ export class WorkerPlacement implements Placement {
   private named(name: string): WorkerLink {
     const link = this.workers.get(name);
     const names = [LOCAL, "auto", ...this.workers.keys()].join(", ");
-    if (!link) throw new TaskError(`No worker "${name}". worker takes one of: ${names}.`);
-    if (!isHealthy(link)) throw new TaskError(`Worker "${name}" is ${healthText(link.health())}; use worker "auto" or another of: ${names}.`);
+    if (!link) throw new WorkerRefusal(`No worker "${name}". worker takes one of: ${names}.`);
+    if (!isHealthy(link)) throw new WorkerRefusal(`Worker "${name}" is ${healthText(link.health())}; use worker "auto" or another of: ${names}.`);
     return link;
   }
 
   private link(name: string): WorkerLink {
     const link = this.workers.get(name);
-    if (!link) throw new TaskError(`No worker "${name}".`);
+    if (!link) throw new WorkerRefusal(`No worker "${name}".`);
     return link;
   }
 

@@ -7,7 +7,9 @@ import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
 import { AutomationStore } from "../../src/automations/automation-store.ts";
 import { AutomationContext } from "../../src/automations/automation-context.ts";
 import type { ChannelSink } from "../../src/channels/channel-sink.ts";
-import { AutomationService, type AutomationFields } from "../../src/automations/automation-service.ts";
+import { AutomationCatalog, type AutomationFields } from "../../src/automations/automation-catalog.ts";
+import { RunLifecycle } from "../../src/automations/run-lifecycle.ts";
+import type { Automations } from "../../src/automations/automation-layer.ts";
 import type { Options } from "../../src/options/options.ts";
 import type { TriggerInput } from "../../src/automations/trigger-spec.ts";
 import { EventSources } from "../../src/triggers/event-sources.ts";
@@ -15,6 +17,7 @@ import { EventTriggerStore } from "../../src/triggers/event-trigger-store.ts";
 import type { SourceLoaders } from "../../src/triggers/source-loaders.ts";
 import { ProposalService } from "../../src/proposals/proposal-service.ts";
 import { ProposalStore } from "../../src/proposals/proposal-store.ts";
+import { discoveryNotice, discoveryProposer } from "../../src/discovery/discovery-hooks.ts";
 
 export { PARENT, MODEL };
 
@@ -39,23 +42,26 @@ export function automationFixture(dbPath: string, overrides: Partial<Options> = 
     // No git process in these tests unless one asks: their prompts are asserted verbatim.
     workspaceContext: overrides.workspaceContext ?? false,
   }, events?.channels);
-  const service = new AutomationService(ctx);
-  service.proposals = new ProposalService(service, new ProposalStore(store.db, "proj"), core.clock, {
-    cooldownMs: (overrides.proposalCooldownHours ?? 24) * 3600_000, maxPending: overrides.maxPendingProposals ?? 3,
-  });
-  if (events?.loaders) {
-    service.sources = new EventSources({
-      store: new EventTriggerStore(store.db, "proj"), directory: events.directory ?? "/tmp", clock: core.clock, loaders: events.loaders,
-      fire: (t, e) => service.fireEvent(t, e), recordSkip: (t, s, r) => service.recordSkip(t, s, r), abandonRun: (id) => service.abandonRun(id),
+  const loaders = events?.loaders;
+  // Discovery's hooks act on the discovery automation's runs only: always wired here, as the plugin does with the option on.
+  const runs = new RunLifecycle(ctx, { extraNotice: discoveryNotice(autoStore), ...loaders ? {
+    eventSources: (intake) => new EventSources({
+      store: new EventTriggerStore(store.db, "proj"), directory: events?.directory ?? "/tmp", clock: core.clock, loaders,
+      fire: (t, e) => intake.fireEvent(t, e), recordSkip: (t, s, r) => intake.recordSkip(t, s, r), abandonRun: (id) => intake.abandonRun(id),
       ownWrites: () => new Set(), log: () => {}, webhook: { host: "127.0.0.1", port: 0 },
-    });
-  }
+    }),
+  } : {} });
+  const catalog = new AutomationCatalog(ctx, runs);
+  const proposals = new ProposalService(catalog, new ProposalStore(store.db, "proj"), core.clock, {
+    cooldownMs: (overrides.proposalCooldownHours ?? 24) * 3600_000, maxPending: overrides.maxPendingProposals ?? 3,
+  }, discoveryProposer(autoStore));
+  const automations: Automations = { catalog, runs, proposals };
 
   function create(fields: Partial<AutomationFields> = {}, triggers: TriggerInput[] = []) {
-    const id = service.newAutomationId();
-    const parsed = service.parseTriggers(triggers, id);
+    const id = catalog.newAutomationId();
+    const parsed = catalog.parseTriggers(triggers, id);
     const hooks = new Map(parsed.flatMap((t, i) => (t.spec.kind === "webhook" ? [[t.id, { name: t.spec.name, secret: triggers[i]!.secret ?? "s3cret-s3cret-s3cret" }] as const] : [])));
-    return service.create(id, {
+    return catalog.create(id, {
       title: "check ci", prompt: "look at CI", agent: "general", notify: "always", sessionMode: "fresh",
       overlap: "skip", catchUp: "skip", enabled: true, ...fields,
     }, parsed, { sessionID: PARENT, agent: "build", model: MODEL }, hooks).automation;
@@ -64,7 +70,7 @@ export function automationFixture(dbPath: string, overrides: Partial<Options> = 
   /** Every child session of the parent (one per fresh run). */
   const children = () => [...core.host.sessions.values()].filter((s) => s.parentID === PARENT).map((s) => s.id);
 
-  return { ...core, autoStore, ctx, service, create, children, close: () => { service.stop(); core.manager.dispose(); store.close(); } };
+  return { ...core, autoStore, ctx, automations, catalog, runs, proposals, create, children, close: () => { runs.stop(); core.manager.dispose(); store.close(); } };
 }
 
 /** A fixture on its own temp database, removed after the test; the parent idle and the layer started. */
@@ -73,6 +79,6 @@ export function startedAutomations(overrides: Partial<Options> = {}) {
   const f = automationFixture(db.path, overrides);
   after(() => { f.close(); db.cleanup(); });
   f.host.setActivity(PARENT, "idle");
-  f.service.start();
+  f.runs.start();
   return f;
 }

@@ -72,7 +72,7 @@ describe("always prefixes as OpenCode 1.18.33 derives them", () => {
 describe("'always' for background_automation is never a wildcard the model wrote", () => {
   it("a title with * or ? is not offered as an always rule (OpenCode's match has no escape: \"*\" would approve every later automation)", async () => {
     const f = startedAutomations();
-    const tools = automationTools(f.service, () => {});
+    const tools = automationTools(f.automations, () => {});
     const asked: { permission: string; always: string[] }[] = [];
     const call = (args: unknown) => tools.task_create!.execute(args as never, {
       sessionID: PARENT, messageID: "msg_1", agent: "build", abort: new AbortController().signal,

@@ -11,8 +11,8 @@ function setup() {
   const f = automationFixture(db.path, {}, { channels });
   after(() => { f.close(); db.cleanup(); });
   f.host.setActivity(PARENT, "idle");
-  f.service.start();
-  const tools = automationTools(f.service, () => {});
+  f.runs.start();
+  const tools = automationTools(f.automations, () => {});
   const call = async (name: string, args: unknown) => String(await tools[name]!.execute(args as never, {
     sessionID: PARENT, messageID: "msg_1", agent: "build", abort: new AbortController().signal, ask: async () => {},
   } as never));
@@ -38,12 +38,12 @@ describe("automations and channels", () => {
     assert.equal(f.sent[0]!.notice.result, "all green");
     assert.match(f.sent[0]!.notice.trigger, /every 1m/);
     assert.equal(f.host.promptsTo(PARENT).length, 1, "the session is told too");
-    f.service.delete(both.id);
+    f.catalog.delete(both.id);
     f.create({ title: "only channels", channels: ["phone"], report: "channels" }, [{ every: "1m" }]);
     await runOnce(f, "done");
     assert.equal(f.sent.length, 2);
     assert.equal(f.host.promptsTo(PARENT).length, 1, "report: channels: the session hears nothing");
-    assert.match(await f.call("task_read", { id: f.service.list()[0]!.automation.id }), /channels: phone \(only.*\n[\s\S]*run #1 completed.*\n    team \(hooks\.example\): delivered/);
+    assert.match(await f.call("task_read", { id: f.catalog.list()[0]!.automation.id }), /channels: phone \(only.*\n[\s\S]*run #1 completed.*\n    team \(hooks\.example\): delivered/);
   });
 
   it("notify never sends nowhere", async () => {
@@ -59,7 +59,7 @@ describe("automations and channels", () => {
     assert.match(await f.call("task_create", { title: "t", prompt: "p", channels: ["https://evil.example/x"] }), /never a URL\. Configured: team, phone\./);
     assert.match(await f.call("task_create", { title: "t", prompt: "p", channels: ["ops"] }), /Unknown channel "ops"\. Configured: team, phone\./);
     assert.match(await f.call("task_create", { title: "t", prompt: "p", report: "channels" }), /report: "channels" needs at least one channel/);
-    assert.equal(f.service.list().length, 0);
+    assert.equal(f.catalog.list().length, 0);
     assert.match(await f.call("task_create", { title: "t", prompt: "p", channels: ["team"] }), /Created automation/);
   });
 });

@@ -35,7 +35,7 @@ describe("interval triggers", () => {
     assert.equal(told.length, 2);
     assert.match(told[0]!, /run #1 .*completed:\nCI green/);
     assert.match(told[1]!, /run #2 .*completed:\nCI red/);
-    assert.ok(f.service.get(a.id)!.doneAt !== undefined);
+    assert.ok(f.catalog.get(a.id)!.doneAt !== undefined);
     assert.deepEqual(f.autoStore.runs(a.id).map((r) => [r.runNo, r.status, r.notified]), [[2, "completed", true], [1, "completed", true]]);
     assert.equal(f.clock.pendingTimers(), 1, "nothing due: only the once-a-minute check for other processes' automations");
   });
@@ -112,10 +112,10 @@ describe("failures", () => {
     const a = f.create({ notify: "never" }, [{ every: "1s" }]);
     await f.clock.advance(1000);
     await finishAll(f, "", "rate limited");
-    assert.equal(f.service.get(a.id)!.enabled, true);
+    assert.equal(f.catalog.get(a.id)!.enabled, true);
     await f.clock.advance(1000);
     await finishAll(f, "", "rate limited again");
-    const paused = f.service.get(a.id)!;
+    const paused = f.catalog.get(a.id)!;
     assert.equal(paused.enabled, false);
     assert.match(paused.pausedReason!, /2 consecutive failures; last: rate limited again/);
     const told = f.host.promptsTo(PARENT).map((p) => p.text);
@@ -124,7 +124,7 @@ describe("failures", () => {
     assert.ok(f.host.toasts.some((t) => /paused after 2 failed runs/.test(t)));
     await f.clock.advance(5000);
     assert.equal(f.children().length, 2, "a paused automation does not fire");
-    f.service.update(a.id, { enabled: true });
+    f.catalog.update(a.id, { enabled: true });
     await f.clock.advance(1000);
     assert.equal(f.children().length, 3, "resumed: fires again, the paused time is not missed");
     assert.equal(f.autoStore.runs(a.id).filter((r) => r.status === "missed").length, 0);
@@ -137,8 +137,8 @@ describe("failures", () => {
       await f.clock.advance(1000);
       await finishAll(f, text, error);
     }
-    assert.equal(f.service.get(a.id)!.enabled, true);
-    assert.equal(f.service.get(a.id)!.consecutiveFailures, 1);
+    assert.equal(f.catalog.get(a.id)!.enabled, true);
+    assert.equal(f.catalog.get(a.id)!.consecutiveFailures, 1);
   });
 });
 
@@ -160,10 +160,10 @@ describe("report-to session", () => {
     await f.clock.advance(1000);
     assert.equal(f.host.toasts.filter((t) => /report-to session no longer exists/.test(t)).length, 1);
     const { automationTools } = await import("../../src/tools/build-tools.ts");
-    const list = String(await automationTools(f.service, () => {}).task_list!.execute({} as never, {} as never));
+    const list = String(await automationTools(f.automations, () => {}).task_list!.execute({} as never, {} as never));
     assert.match(list, /enabled; report-to session gone/);
-    f.service.update(a.id, { title: "renamed" });
-    assert.equal(f.service.get(a.id)!.reportToGoneAt, undefined);
+    f.catalog.update(a.id, { title: "renamed" });
+    assert.equal(f.catalog.get(a.id)!.reportToGoneAt, undefined);
   });
 });
 
@@ -174,8 +174,8 @@ describe("history and resuming", () => {
     await f.clock.advance(1000);
     await finishAll(f, "one");
     await f.clock.advance(10_000);
-    assert.ok(f.service.get(a.id)!.doneAt !== undefined);
-    f.service.update(a.id, { maxRuns: 2 });
+    assert.ok(f.catalog.get(a.id)!.doneAt !== undefined);
+    f.catalog.update(a.id, { maxRuns: 2 });
     await f.clock.advance(1000);
     assert.equal(f.children().length, 2);
     assert.deepEqual(f.autoStore.runs(a.id).map((r) => r.status), ["running", "completed"]);
@@ -206,7 +206,7 @@ describe("the one timer", () => {
     const idle = automationFixture(db.path);
     after(() => idle.close());
     idle.host.setActivity(PARENT, "idle");
-    idle.service.start();
+    idle.runs.start();
     const creator = automationFixture(db.path);
     const a = creator.create({ notify: "never" }, [{ every: "30s" }]);
     creator.close();
@@ -220,11 +220,11 @@ describe("the one timer", () => {
     const f = automationFixture(db.path);
     after(() => { f.close(); db.cleanup(); });
     for (let i = 0; i < 5; i++) f.create({ notify: "never" }, [{ every: "1h" }]);
-    f.service.start();
+    f.runs.start();
     assert.equal(f.clock.pendingTimers(), 1);
     let wakes = 0;
-    const wake = f.service.scheduler.wake.bind(f.service.scheduler);
-    f.service.scheduler.wake = () => { wakes++; wake(); };
+    const wake = f.runs.scheduler.wake.bind(f.runs.scheduler);
+    f.runs.scheduler.wake = () => { wakes++; wake(); };
     await f.clock.advance(60_000);
     assert.equal(wakes, 1);
     assert.equal(f.clock.pendingTimers(), 1);

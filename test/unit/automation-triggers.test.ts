@@ -48,7 +48,7 @@ describe("scheduler edges with an injected clock", () => {
   it("a cron in a time zone fires across the DST change at 09:00 local both days", async () => {
     const f = setup();
     f.clock.jump(Date.parse("2026-10-24T06:00:00Z") - f.clock.now());
-    f.service.start();
+    f.runs.start();
     const a = f.create({ notify: "never" }, [{ cron: "0 9 * * *", timezone: "Europe/Paris" }]);
     await f.clock.advance(30 * 3600_000);
     const planned = f.autoStore.runs(a.id).reverse().map((r) => iso(r.plannedAt));
@@ -57,7 +57,7 @@ describe("scheduler edges with an injected clock", () => {
 
   it("a wall clock that jumps ahead fires each trigger once and records the rest as missed", async () => {
     const f = setup();
-    f.service.start();
+    f.runs.start();
     const a = f.create({ notify: "never" }, [{ every: "1m" }]);
     f.clock.jump(10 * 60_000 + 5_000);
     await f.clock.advance(60_000); // the timer keeps its delay; the one-minute cap bounds it anyway
@@ -70,7 +70,7 @@ describe("scheduler edges with an injected clock", () => {
 
   it("a clock that jumps back fires nothing early and keeps the planned times", async () => {
     const f = setup();
-    f.service.start();
+    f.runs.start();
     const a = f.create({ notify: "never" }, [{ every: "5m" }]);
     f.clock.jump(-3600_000);
     await f.clock.advance(4 * 60_000);
@@ -78,7 +78,7 @@ describe("scheduler edges with an injected clock", () => {
     f.clock.jump(3600_000);
     await f.clock.advance(60_000);
     assert.equal(f.children().length, 1);
-    assert.equal(f.autoStore.runs(a.id)[0]!.plannedAt, f.service.get(a.id)!.createdAt + 5 * 60_000);
+    assert.equal(f.autoStore.runs(a.id)[0]!.plannedAt, f.catalog.get(a.id)!.createdAt + 5 * 60_000);
   });
 
   it("occurrences missed while no process ran: one missed row per trigger; catch_up once runs once, skip does not", async () => {
@@ -90,7 +90,7 @@ describe("scheduler edges with an injected clock", () => {
     down.close();
     const up = setup(db.path);
     up.clock.jump(10 * 60_000 + 30_000);
-    up.service.start();
+    up.runs.start();
     await up.flush();
     const onceRuns = up.autoStore.runs(once.id);
     assert.deepEqual(onceRuns.filter((r) => r.status === "missed").map((r) => r.missedCount).sort(), [10, 5]);
@@ -104,7 +104,7 @@ describe("scheduler edges with an injected clock", () => {
 
   it("a once trigger fires at its time and is spent", async () => {
     const f = setup();
-    f.service.start();
+    f.runs.start();
     const at = new Date(f.clock.now() + 90_000).toISOString();
     const a = f.create({ notify: "never" }, [{ at }]);
     await f.clock.advance(89_999);
@@ -122,8 +122,8 @@ describe("scheduler edges with an injected clock", () => {
     const one = setup(db.path);
     const a = one.create({ notify: "never", overlap: "queue" }, [{ every: "1s" }]);
     const two = setup(db.path);
-    one.service.start();
-    two.service.start();
+    one.runs.start();
+    two.runs.start();
     for (let i = 0; i < 10; i++) {
       await Promise.all([one.clock.advance(500), two.clock.advance(500)]);
       for (const f of [one, two]) for (const id of f.children()) if (f.manager.get(id)?.status === "running") f.host.finishRun(id, "ok");
@@ -139,7 +139,7 @@ describe("scheduler edges with an injected clock", () => {
 
   it("session: continue resumes the same child each run, and starts a new one when it was deleted", async () => {
     const f = setup();
-    f.service.start();
+    f.runs.start();
     const a = f.create({ sessionMode: "continue", notify: "never" }, [{ every: "1m" }]);
     await f.clock.advance(60_000);
     const [child] = f.children();

@@ -18,10 +18,10 @@ describe("CLI: automations and runs", () => {
   it("lists automations with state, triggers and next run; --json for machines", async () => {
     const f = automationFixture(db.path);
     f.host.setActivity(PARENT, "idle");
-    f.service.start();
+    f.runs.start();
     id = f.create({ title: "nightly check", notify: "never" }, [{ every: "1m" }]).id;
     const paused = f.create({ title: "on hold" }, [{ cron: "0 9 * * 1-5", timezone: "UTC" }]);
-    f.service.update(paused.id, { enabled: false });
+    f.catalog.update(paused.id, { enabled: false });
     await f.clock.advance(60_000);
     f.host.finishRun(f.children()[0]!, "all good\nsecond line");
     await f.flush();

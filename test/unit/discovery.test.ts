@@ -13,7 +13,7 @@ function setup(dbPath = tempDb().path) {
   const f = automationFixture(dbPath);
   after(() => f.close());
   const discovery = new Discovery({
-    automations: f.service, manager: f.manager, host: f.host, clock: f.clock, log: () => {},
+    automations: f.catalog, runs: f.runs, proposals: f.proposals, host: f.host, clock: f.clock, log: () => {},
     config: parseDiscovery({ every: "30m", idle: "10m", agent: "general" }).discovery!,
   });
   f.host.addSession(USER, "idle");
@@ -22,11 +22,11 @@ function setup(dbPath = tempDb().path) {
     await f.host.prompt({ sessionID: USER, text, agent: "build", model: MODEL });
     f.host.setActivity(USER, "idle");
   };
-  const tools = automationTools(f.service, () => {});
+  const tools = automationTools(f.automations, () => {});
   /** A tool call made from inside a session (a discovery child). */
   const callFrom = async (sessionID: string, name: string, args: unknown) =>
     String(await tools[name]!.execute(args as never, { sessionID, messageID: "m", agent: "general", abort: new AbortController().signal } as never));
-  const runs = () => f.service.runs(DISCOVERY_ID, 50).filter((r) => r.runNo !== undefined);
+  const runs = () => f.runs.runs(DISCOVERY_ID, 50).filter((r) => r.runNo !== undefined);
   const child = () => f.manager.get(runs()[0]!.taskId!)!;
   return { f, discovery, say, callFrom, runs, child };
 }
@@ -87,7 +87,7 @@ describe("discovery", () => {
     assert.match(await callFrom(first.id, "task_create", { title: "x", prompt: "y" }), /A discovery run only proposes: use task_propose/);
     const out = await callFrom(first.id, "task_propose", { title: "watch CI", reason: "CI failed twice this week.", prompt: "check CI", triggers: [{ every: "1h" }] });
     assert.match(out, /Proposed automation (au\w+)/);
-    const proposal = f.service.all().find((a) => a.title === "watch CI")!;
+    const proposal = f.catalog.all().find((a) => a.title === "watch CI")!;
     assert.equal(proposal.reportTo, USER);
     assert.equal(proposal.proposal!.by, "discovery");
     const before = f.host.promptsTo(USER).length;
@@ -117,7 +117,7 @@ describe("discovery", () => {
     f.host.finishRun(child().id, "Nothing to propose.");
     await f.flush();
     assert.equal(await discovery.check(), "the last run was less than `every` ago");
-    f.service.update(DISCOVERY_ID, { enabled: false });
+    f.catalog.update(DISCOVERY_ID, { enabled: false });
     await f.clock.advance(30 * MIN);
     assert.equal(await discovery.check(), "the discovery automation is paused");
   });

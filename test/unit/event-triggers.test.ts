@@ -63,7 +63,7 @@ function setup(dbPath?: string) {
   const f = automationFixture(db.path, {}, { loaders: rec.loaders });
   after(() => { f.close(); db.cleanup(); });
   f.host.setActivity(PARENT, "idle");
-  f.service.start();
+  f.runs.start();
   return { ...f, ...rec, dbPath: db.path };
 }
 
@@ -127,15 +127,15 @@ describe("firing event triggers", () => {
     assert.equal(f.live().length, 2);
     f.live().find((s) => (s.spec as { kind: string }).kind === "github")!.ctx.emit({ summary: "push to main" });
     await f.flush();
-    assert.ok(f.service.get(a.id)!.doneAt !== undefined);
+    assert.ok(f.catalog.get(a.id)!.doneAt !== undefined);
     assert.deepEqual(f.live().map((s) => (s.spec as { kind: string }).kind), ["watch"], "max_runs reached: the poller stopped");
-    f.service.update(b.id, { enabled: false });
+    f.catalog.update(b.id, { enabled: false });
     await f.flush();
     assert.equal(f.live().length, 0, "paused: the watcher closed");
-    f.service.update(b.id, { enabled: true });
+    f.catalog.update(b.id, { enabled: true });
     await f.flush();
     assert.equal(f.live().length, 1);
-    f.service.delete(b.id);
+    f.catalog.delete(b.id);
     await f.flush();
     assert.equal(f.live().length, 0);
   });
@@ -145,16 +145,16 @@ describe("firing event triggers", () => {
     const two = setup(one.dbPath);
     one.create({}, [{ watch: ["src/"] }]);
     await one.flush();
-    two.service.sources!.sync();
+    two.runs.sources!.sync();
     await two.flush();
     assert.equal(one.live().length, 1);
     assert.equal(two.live().length, 0, "the lease is held by the first");
-    await one.service.sources!.stop(); // gives the lease back
+    await one.runs.sources!.stop(); // gives the lease back
     await two.clock.advance(TICK_MS);
     assert.equal(two.live().length, 1, "taken over at the next tick");
     // A holder that stops renewing (hung, or on a clock that froze) loses the lease after LEASE_MS.
     const three = setup(one.dbPath);
-    three.service.sources!.sync();
+    three.runs.sources!.sync();
     await three.flush();
     assert.equal(three.live().length, 0);
     three.clock.jump(LEASE_MS + 1);
@@ -172,7 +172,7 @@ describe("event triggers added by another process", () => {
     await one.clock.advance(MAX_SLEEP_MS); // the first keeps renewing its lease meanwhile
     await two.clock.advance(MAX_SLEEP_MS);
     assert.deepEqual(two.calls, [], "the lease is held by the first; nothing loaded here");
-    await one.service.sources!.stop(); // as if it died: the lease is free
+    await one.runs.sources!.stop(); // as if it died: the lease is free
     await two.clock.advance(TICK_MS);
     assert.equal(two.live().length, 1, "taken over at the next tick");
   });
@@ -183,7 +183,7 @@ describe("webhook deliveries", () => {
     const f = setup();
     const a = f.create({}, [{ webhook: "deploy" }]);
     await f.flush();
-    const deliveries = f.service.sources!.deliveries;
+    const deliveries = f.runs.sources!.deliveries;
     assert.deepEqual(deliveries.secretOf("deploy"), { secret: "s3cret-s3cret-s3cret" });
     assert.equal(deliveries.secretOf("nope"), undefined);
     const first = deliveries.accept({ name: "deploy", deliveryId: "d-1", githubEvent: "push", body: '{"ref":"main"}' });
@@ -199,7 +199,7 @@ describe("webhook deliveries", () => {
     await f.flush();
     assert.deepEqual(f.autoStore.runs(a.id).map((r) => [r.status, r.eventFolded ?? 0]), [["skipped", 0], ["running", 0]]);
     assert.match(f.host.promptsTo(f.children()[0]!)[0]!.text, /\[Event: POST \/hooks\/deploy \(push\)\]\n\{"ref":"main"\}/);
-    f.service.update(a.id, { enabled: false });
+    f.catalog.update(a.id, { enabled: false });
     assert.equal(deliveries.secretOf("deploy"), undefined, "paused: the route answers 401, as an unknown name");
   });
 
@@ -207,7 +207,7 @@ describe("webhook deliveries", () => {
     const f = setup();
     const a = f.create({}, [{ webhook: "deploy" }]);
     await f.flush();
-    const deliveries = f.service.sources!.deliveries;
+    const deliveries = f.runs.sources!.deliveries;
     const same = { name: "deploy", githubEvent: "push", body: '{"ref":"main"}', contentKey: "a".repeat(64) };
     assert.equal(deliveries.accept({ ...same, deliveryId: "d-1" }).status, 202);
     assert.deepEqual(deliveries.accept({ ...same, deliveryId: "d-2" }), { status: 200, duplicate: true });

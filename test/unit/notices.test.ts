@@ -164,7 +164,7 @@ describe("what the notifier hands the host", () => {
       f.host.setActivity(PARENT, "idle");
       await f.flush();
     }
-    assert.equal(f.service.get(a.id)!.enabled, false);
+    assert.equal(f.catalog.get(a.id)!.enabled, false);
     const last = f.host.promptsTo(PARENT).at(-1)!;
     assert.deepEqual(last.visible!.split("\n"), ['✗ automation "main digest" · run #2 · rate limited again', '⏸ automation "main digest" paused after 2 failures']);
     assert.match(last.text, /PAUSED after 2 consecutive failed runs/);
@@ -191,7 +191,7 @@ describe("the presence check tells the plugin's notices from the user", () => {
     const f = automationFixture(tempDb().path);
     after(() => f.close());
     const discovery = new Discovery({
-      automations: f.service, manager: f.manager, host: f.host, clock: f.clock, log: () => {},
+      automations: f.catalog, runs: f.runs, proposals: f.proposals, host: f.host, clock: f.clock, log: () => {},
       config: parseDiscovery({ every: "30m", idle: "10m", agent: "general" }).discovery!,
     });
     f.host.addSession(USER, "idle");
@@ -199,9 +199,9 @@ describe("the presence check tells the plugin's notices from the user", () => {
     f.host.setActivity(USER, "idle");
     await f.clock.advance(11 * MIN);
     assert.equal(await discovery.check(), "started");
-    const run = f.service.runs(DISCOVERY_ID, 5).find((r) => r.runNo !== undefined)!;
+    const run = f.runs.runs(DISCOVERY_ID, 5).find((r) => r.runNo !== undefined)!;
     const child = run.taskId!;
-    const tools = automationTools(f.service, () => {});
+    const tools = automationTools(f.automations, () => {});
     await tools.task_propose!.execute({ title: "watch CI", reason: "CI failed twice.", prompt: "check CI", triggers: [{ every: "1h" }] } as never,
       { sessionID: child, messageID: "m", agent: "general", abort: new AbortController().signal } as never);
     f.host.finishRun(child, "Proposed watch CI.");

@@ -9,7 +9,7 @@ const HOUR = 3600_000;
 
 function setup(overrides: Partial<Options> = {}) {
   const f = startedAutomations(overrides);
-  const tools = automationTools(f.service, (m) => f.crashes.push(m));
+  const tools = automationTools(f.automations, (m) => f.crashes.push(m));
   const asked: { permission: string; patterns: string[] }[] = [];
   let answer: "allow" | "reject" = "allow";
   async function call(name: string, args: unknown) {
@@ -35,7 +35,7 @@ describe("task_propose", () => {
     assert.doesNotMatch(out, /proposals approve/, "the model is never handed the command that would approve its own proposal");
     assert.match(out, /The user decides: in this conversation .*, on the dashboard, or with the command line in their own terminal/);
     assert.equal(asked.length, 0, "no permission prompt now");
-    const a = f.service.get(idOf(out))!;
+    const a = f.catalog.get(idOf(out))!;
     assert.equal(a.enabled, false);
     assert.deepEqual(a.proposal, { reason: "You started a deploy; a failure would go unnoticed.", proposedAt: a.createdAt, by: "conversation" });
     await f.clock.advance(60 * 60_000);
@@ -49,7 +49,7 @@ describe("task_propose", () => {
     assert.match(await propose({ triggers: [{ every: "soon" }] }), /triggers\[0\]/);
     assert.match(await propose({ notify: "sometimes" }), /invalid arguments\. "notify"/);
     assert.match(await propose({ enabled: true }), /Unknown argument\(s\): enabled/);
-    assert.equal(f.service.all().length, 0);
+    assert.equal(f.catalog.all().length, 0);
   });
 
   it("approving through task_update asks the user (and bash for its commands), then it fires", async () => {
@@ -60,10 +60,10 @@ describe("task_propose", () => {
     assert.match(out, /Approved proposal au\w+ "watch the deploy": enabled/);
     assert.deepEqual(asked.map((a) => a.permission), ["background_automation", "bash"]);
     assert.deepEqual(asked[1]!.patterns, ["git status"]);
-    const a = f.service.get(id)!;
+    const a = f.catalog.get(id)!;
     assert.equal(a.enabled, true);
     assert.equal(a.proposal, undefined);
-    assert.equal(f.service.proposals!.store.decisions(0)[0]!.outcome, "approved");
+    assert.equal(f.proposals.store.decisions(0)[0]!.outcome, "approved");
   });
 
   it("a user who refuses the prompt leaves it a proposal", async () => {
@@ -71,7 +71,7 @@ describe("task_propose", () => {
     const id = idOf(await propose());
     setAnswer("reject");
     assert.match(await call("task_update", { id, enabled: true }), /rejected automation "watch the deploy"; it stays a proposal, unchanged/);
-    assert.ok(f.service.get(id)!.proposal);
+    assert.ok(f.catalog.get(id)!.proposal);
   });
 
   it("task_delete rejects it; the same title, or the same triggers and a near-identical prompt, is refused during the cooldown", async () => {
@@ -102,9 +102,9 @@ describe("task_propose", () => {
     const { f, propose, idOf } = setup();
     const id = idOf(await propose());
     await f.clock.advance(7 * 24 * HOUR + 1);
-    assert.equal(f.service.proposals!.pending().length, 0);
-    assert.equal(f.service.get(id), undefined);
-    assert.equal(f.service.proposals!.store.decisions(0)[0]!.outcome, "expired");
+    assert.equal(f.proposals.pending().length, 0);
+    assert.equal(f.catalog.get(id), undefined);
+    assert.equal(f.proposals.store.decisions(0)[0]!.outcome, "expired");
     assert.match(await propose(), /Proposed automation/);
   });
 
@@ -136,10 +136,10 @@ describe("an expired proposal", () => {
   it("cannot be approved once past its 7 days, even before the hourly sweep", async () => {
     const { f, propose, idOf } = setup();
     const id = idOf(await propose());
-    const a = f.service.get(id)!;
+    const a = f.catalog.get(id)!;
     f.autoStore.saveAutomation({ ...a, proposal: { ...a.proposal!, proposedAt: a.proposal!.proposedAt - 7 * 24 * HOUR } });
-    assert.throws(() => f.service.proposals!.approve(id, "dashboard"), /expired \(7 days undecided\) and is gone/);
-    assert.equal(f.service.get(id), undefined);
-    assert.equal(f.service.proposals!.store.decisions(0)[0]!.outcome, "expired");
+    assert.throws(() => f.proposals.approve(id, "dashboard"), /expired \(7 days undecided\) and is gone/);
+    assert.equal(f.catalog.get(id), undefined);
+    assert.equal(f.proposals.store.decisions(0)[0]!.outcome, "expired");
   });
 });

@@ -152,13 +152,13 @@ describe("the workspace block in a run's prompt", () => {
   it("sits between the run's context line and its prompt, in a fresh run and in a continued one", async () => {
     const f = setup(true);
     const a = f.create({ sessionMode: "continue", notify: "never", prompt: "Look at CI." });
-    await f.service.runNow(a.id);
+    await f.runs.runNow(a.id);
     const child = await waitFor(() => f.children()[0], "the run's child");
     const first = await waitFor(() => f.host.promptsTo(child)[0]?.text, "the first prompt");
     assert.match(first, /^\[Automation "check ci" \(au\w+\), run #1, fired by run now \(task_run\)\]\n\n\[Workspace\]\nbranch main \(1 ahead, 0 behind origin\/main\)\nno uncommitted files\nrecent commits:\n- \w+ Ahead by one \([^)]+\)\n- \w+ first \([^)]+\)\n\nLook at CI\.$/);
     f.host.finishRun(child, "done");
     await waitFor(() => f.autoStore.runs(a.id)[0]?.status === "completed", "run #1 completed");
-    await f.service.runNow(a.id);
+    await f.runs.runNow(a.id);
     const second = await waitFor(() => f.host.promptsTo(child)[1]?.text, "the continued run's prompt");
     assert.match(second, /^\[Automation "check ci" \(au\w+\), run #2, [^\n]+\]\n\n\[Workspace\]\nbranch main \(1 ahead, 0 behind origin\/main\)\n[\s\S]+\n\nLook at CI\.$/);
   });
@@ -166,7 +166,7 @@ describe("the workspace block in a run's prompt", () => {
   it("is left out when workspaceContext is false", async () => {
     const f = setup(false);
     const a = f.create({ notify: "never", prompt: "Look at CI." });
-    await f.service.runNow(a.id);
+    await f.runs.runNow(a.id);
     const child = await waitFor(() => f.children()[0], "the run's child");
     const first = await waitFor(() => f.host.promptsTo(child)[0]?.text, "the first prompt");
     assert.match(first, /^\[Automation "check ci" \(au\w+\), run #1, fired by run now \(task_run\)\]\n\nLook at CI\.$/);

@@ -1,0 +1,222 @@
+import { randomBytes } from "node:crypto";
+import { AutomationRefusal, errorMessage } from "../core/errors.ts";
+import type { ModelRef } from "../core/task.ts";
+import type { Automation, Proposal, Run, Trigger } from "./automation.ts";
+import type { AutomationContext } from "./automation-context.ts";
+import { checkAgent, checkChannels, checkWorker } from "./definition-checks.ts";
+import type { RunLifecycle } from "./run-lifecycle.ts";
+import { checkRunnable } from "./step-spec.ts";
+import { nextOccurrence, parseTrigger, TriggerSpecError, type TriggerInput } from "./trigger-spec.ts";
+
+/** What the model sets on an automation (task_create, task_update); the rest is the plugin's. */
+export type AutomationFields = Pick<
+  Automation,
+  "title" | "prompt" | "agent" | "model" | "notify" | "sessionMode" | "maxRuns" | "overlap" | "catchUp" | "enabled" | "expect" | "channels" | "report" | "steps" | "worker"
+>;
+
+/** Who creates it: the session runs report to, with its agent and model. */
+export type Creator = { sessionID: string; agent: string; model?: ModelRef };
+
+/** A new webhook's name and secret, by trigger id (made by prepareEventTriggers). */
+export type NewWebhooks = Map<string, { name: string; secret: string }>;
+
+const newId = (prefix: string) => `${prefix}${randomBytes(6).toString("hex")}`;
+
+/**
+ * The project's automations and their triggers: create, change, delete, look up, and the checks a
+ * definition must pass. Every change is followed by the run lifecycle (its timer and event sources).
+ */
+export class AutomationCatalog {
+  constructor(private ctx: AutomationContext, private runs: RunLifecycle) {}
+
+  newAutomationId(): string {
+    return newId("au");
+  }
+
+  /** Parses the trigger objects; throws a refusal saying how to fix the first bad one. */
+  parseTriggers(inputs: TriggerInput[], automationId: string): Trigger[] {
+    const now = this.ctx.clock.now();
+    return inputs.map((input, i) => {
+      try {
+        const spec = parseTrigger(input, now);
+        const trigger: Trigger = { id: newId("tr"), automationId, spec, createdAt: now };
+        return { ...trigger, nextAt: nextOccurrence(trigger, now) };
+      } catch (error) {
+        if (error instanceof TriggerSpecError) throw new AutomationRefusal(`triggers[${i}]: ${error.message}`);
+        throw error;
+      }
+    });
+  }
+
+  /**
+   * What event triggers need beyond parsing, before anything is stored: a webhook's name must be
+   * free and gets its URL and a new secret (the user may set their own with the CLI); `github: "."` becomes the
+   * project's origin repository. Returns the new webhooks' secrets by trigger id.
+   */
+  async prepareEventTriggers(triggers: Trigger[], _inputs: TriggerInput[]): Promise<NewWebhooks> {
+    const webhooks: NewWebhooks = new Map();
+    const sources = this.runs.sources;
+    for (const [i, trigger] of triggers.entries()) {
+      const spec = trigger.spec;
+      if (spec.kind === "webhook") {
+        if (!sources) throw new AutomationRefusal("Event triggers are unavailable in this process.");
+        const names = [...webhooks.values()].map((w) => w.name);
+        if (sources.store.webhook(spec.name) || names.includes(spec.name)) throw new AutomationRefusal(`triggers[${i}]: the webhook name "${spec.name}" is taken; choose another, e.g. "${spec.name}-2".`);
+        spec.url = sources.webhookUrl(spec.name);
+        const { newWebhookSecret } = await import("../triggers/webhook-signature.ts");
+        webhooks.set(trigger.id, { name: spec.name, secret: newWebhookSecret() }); // never one from the tool call (parse refuses it)
+      }
+      if (spec.kind === "github" && spec.repo === ".") {
+        const { resolveGithubRepo } = await import("../triggers/github-source.ts");
+        try {
+          spec.repo = await resolveGithubRepo(".", sources?.directory ?? process.cwd());
+        } catch (error) {
+          throw new AutomationRefusal(`triggers[${i}]: ${errorMessage(error)}`);
+        }
+      }
+    }
+    return webhooks;
+  }
+
+  create(id: string, fields: AutomationFields, triggers: Trigger[], creator: Creator, webhooks: NewWebhooks = new Map(), proposal?: Proposal): { automation: Automation; triggers: Trigger[] } {
+    const now = this.ctx.clock.now();
+    const automation: Automation = withoutEmpty({
+      id, ...fields, reportTo: creator.sessionID, reportAgent: creator.agent, reportModel: creator.model,
+      createdBy: creator.sessionID, createdAt: now, updatedAt: now, runCount: 0, consecutiveFailures: 0,
+      ...(proposal ? { proposal, enabled: false } : {}),
+    });
+    if (!automation.model) delete automation.model;
+    if (!automation.reportModel) delete automation.reportModel;
+    if (!automation.report) delete automation.report;
+    checkRunnable(automation);
+    this.ctx.store.transaction(() => {
+      this.ctx.store.saveAutomation(automation);
+      for (const t of triggers) this.ctx.store.saveTrigger(t);
+      this.saveWebhooks(webhooks, now);
+    });
+    this.runs.changed();
+    return { automation, triggers };
+  }
+
+  /** Changes fields; resuming (enabled: true) clears the pause and plans from now, so a paused time is not "missed". */
+  update(id: string, patch: Partial<AutomationFields> & { reportTo?: Creator }): Automation {
+    const { store, clock } = this.ctx;
+    const updated = store.transaction(() => {
+      const a = this.require(id);
+      const now = clock.now();
+      const { reportTo, ...fields } = patch;
+      const next: Automation = withoutEmpty({ ...a, ...fields, updatedAt: now });
+      delete next.reportToGoneAt;
+      checkRunnable(next);
+      if (reportTo) Object.assign(next, { reportTo: reportTo.sessionID, reportAgent: reportTo.agent, reportModel: reportTo.model });
+      if (patch.maxRuns !== undefined && next.doneAt !== undefined && next.runCount < patch.maxRuns) delete next.doneAt;
+      if (patch.enabled === true && !a.enabled) {
+        delete next.pausedReason;
+        delete next.proposal;
+        next.consecutiveFailures = 0;
+      }
+      const resumes = (next.enabled && !a.enabled) || (a.doneAt !== undefined && next.doneAt === undefined);
+      if (resumes) for (const t of store.triggers(id)) store.saveTrigger({ ...t, lastPlannedAt: now, nextAt: nextOccurrence(t, now) });
+      if (patch.enabled === false) this.ctx.runs.skipWaiting(id, "paused");
+      store.saveAutomation(next);
+      return next;
+    });
+    this.runs.changed();
+    return updated;
+  }
+
+  delete(id: string): Automation {
+    const a = this.ctx.store.transaction(() => {
+      const found = this.require(id);
+      this.ctx.store.deleteAutomation(found.id);
+      return found;
+    });
+    this.runs.changed();
+    return a;
+  }
+
+  addTriggers(id: string, triggers: Trigger[], webhooks: NewWebhooks = new Map()): void {
+    this.ctx.store.transaction(() => {
+      this.require(id);
+      for (const t of triggers) this.ctx.store.saveTrigger(t);
+      this.saveWebhooks(webhooks, this.ctx.clock.now());
+    });
+    this.runs.changed();
+  }
+
+  removeTrigger(triggerId: string): Trigger {
+    const trigger = this.ctx.store.trigger(triggerId);
+    if (!trigger) throw new AutomationRefusal(`No trigger "${triggerId}". task_read shows an automation's triggers with their ids.`);
+    this.ctx.store.removeTrigger(triggerId);
+    this.runs.changed();
+    return trigger;
+  }
+
+  checkChannels(fields: Pick<Partial<AutomationFields>, "channels" | "report">, current?: Automation): void {
+    checkChannels(this.ctx, fields, current);
+  }
+
+  checkWorker(worker: string | undefined): void {
+    checkWorker(this.ctx, worker);
+  }
+
+  checkAgent(name: string): Promise<void> {
+    return checkAgent(this.ctx, name);
+  }
+
+  /** Runs fn in one SQLite transaction (nested calls join it). */
+  transaction<T>(fn: () => T): T {
+    return this.ctx.store.transaction(fn);
+  }
+
+  /** Every automation of the project, proposals included. */
+  all(): Automation[] {
+    return this.ctx.store.automations();
+  }
+
+  list(): { automation: Automation; triggers: Trigger[]; lastRun?: Run }[] {
+    return this.ctx.store.automations().map((automation) => ({
+      automation,
+      triggers: this.ctx.store.triggers(automation.id),
+      lastRun: this.ctx.store.runs(automation.id, 1)[0],
+    }));
+  }
+
+  triggers(id: string): Trigger[] {
+    return this.ctx.store.triggers(id);
+  }
+
+  /** By id, or by a prefix that names one automation. */
+  get(id: string): Automation | undefined {
+    const exact = this.ctx.store.automation(id);
+    if (exact) return exact;
+    const matches = this.ctx.store.automations().filter((a) => a.id.startsWith(id));
+    return matches.length === 1 ? matches[0] : undefined;
+  }
+
+  require(id: string): Automation {
+    const a = this.get(id);
+    if (!a) throw new AutomationRefusal(`No automation "${id}" in this project. task_list shows their ids.`);
+    return a;
+  }
+
+  private saveWebhooks(webhooks: NewWebhooks, now: number): void {
+    for (const [triggerId, hook] of webhooks) {
+      try {
+        this.runs.sources!.store.addWebhook({ name: hook.name, triggerId, secret: hook.secret, createdAt: now });
+      } catch (error) {
+        if (/UNIQUE|constraint/i.test(errorMessage(error))) throw new AutomationRefusal(`The webhook name "${hook.name}" was just taken; choose another.`);
+        throw error;
+      }
+    }
+  }
+}
+
+/** Optional fields left empty are not stored (no expect, no channels, no steps, the local worker). */
+function withoutEmpty(a: Automation): Automation {
+  if (!a.expect) delete a.expect;
+  if (!a.channels?.length) delete a.channels;
+  if (!a.steps?.length) delete a.steps;
+  if (!a.worker || a.worker === "local") delete a.worker;
+  return a;
+}
