@@ -21,7 +21,7 @@ import type { Host } from "../src/host/host.ts";
 import { DEFAULT_OPTIONS } from "../src/options/options.ts";
 import { SqliteTaskStore } from "../src/store/sqlite-task-store.ts";
 import { createAutomations } from "../src/automations/create-automations.ts";
-import type { AutomationService } from "../src/automations/automation-service.ts";
+import type { Automations } from "../src/automations/automation-layer.ts";
 import { percentile } from "./stats.ts";
 
 const PARENT = "ses_benchparent";
@@ -57,13 +57,13 @@ function open(dir: string, name: string) {
 const FIELDS = { agent: "general", notify: "never", sessionMode: "fresh", overlap: "skip", catchUp: "skip", enabled: true } as const;
 
 /** 1,000 definitions: half every 1-24 h, half a daily cron in a few zones; none due within the hour. */
-function loadThousand(service: AutomationService): void {
+function loadThousand(service: Automations): void {
   const zones = ["UTC", "Europe/Paris", "America/New_York", "Asia/Tokyo"];
   const hour = (new Date().getUTCHours() + 3) % 24;
   for (let i = 0; i < 1000; i++) {
-    const id = service.newAutomationId();
+    const id = service.catalog.newAutomationId();
     const trigger = i % 2 === 0 ? { every: `${1 + (i % 24)}h` } : { cron: `${i % 60} ${hour} * * *`, timezone: zones[i % zones.length] };
-    service.create(id, { ...FIELDS, title: `bench ${i}`, prompt: "check" }, service.parseTriggers([trigger], id), { sessionID: PARENT, agent: "build", model: MODEL });
+    service.catalog.create(id, { ...FIELDS, title: `bench ${i}`, prompt: "check" }, service.catalog.parseTriggers([trigger], id), { sessionID: PARENT, agent: "build", model: MODEL });
   }
 }
 
@@ -81,21 +81,21 @@ async function idleCpuMs(seconds: number): Promise<number> {
   return (used.user + used.system) / 1000;
 }
 
-async function lateness(service: AutomationService, manager: TaskManager, store: SqliteTaskStore): Promise<number[]> {
+async function lateness(service: Automations, manager: TaskManager, store: SqliteTaskStore): Promise<number[]> {
   // 200 six-field crons, all in the next whole minute that starts at least 5 s from now.
   const minuteStart = Math.ceil((Date.now() + 5000) / 60_000) * 60_000;
   const at = new Date(minuteStart);
   const ids: string[] = [];
   for (let i = 0; i < 200; i++) {
-    const id = service.newAutomationId();
+    const id = service.catalog.newAutomationId();
     const cron = `${Math.floor((i * 60) / 200)} ${at.getUTCMinutes()} ${at.getUTCHours()} * * *`;
-    service.create(id, { ...FIELDS, title: `due ${i}`, prompt: "check", maxRuns: 1 }, service.parseTriggers([{ cron, timezone: "UTC" }], id), { sessionID: PARENT, agent: "build", model: MODEL });
+    service.catalog.create(id, { ...FIELDS, title: `due ${i}`, prompt: "check", maxRuns: 1 }, service.catalog.parseTriggers([{ cron, timezone: "UTC" }], id), { sessionID: PARENT, agent: "build", model: MODEL });
     ids.push(id);
   }
   await new Promise((r) => setTimeout(r, minuteStart + 61_000 - Date.now()));
   const samples: number[] = [];
   for (const id of ids) {
-    const run = service.runs(id, 5).find((r) => r.runNo === 1);
+    const run = service.runs.runs(id, 5).find((r) => r.runNo === 1);
     const task = run?.taskId ? manager.get(run.taskId) : undefined;
     if (!run || !task || run.plannedAt === undefined) throw new Error(`automation ${id} did not fire (${JSON.stringify(run)})`);
     samples.push(task.createdAt - run.plannedAt);
@@ -117,15 +117,15 @@ export async function runAutomationsBench(): Promise<void> {
     service.start();
     await new Promise((r) => setTimeout(r, 15_000)); // warm-up, not measured: JIT and the garbage of creating 1,000 rows
     let wakes = 0;
-    const wake = service.scheduler.wake.bind(service.scheduler);
-    service.scheduler.wake = () => { wakes++; wake(); };
+    const wake = service.runs.scheduler.wake.bind(service.runs.scheduler);
+    service.runs.scheduler.wake = () => { wakes++; wake(); };
     // Windows alternate (scheduler on, off, on, ...) so that noise of the runtime (GC, JIT) falls on both sides.
     const windows = 12;
     const on: number[] = [];
     const off: number[] = [];
     for (let i = 0; i < windows; i++) {
-      if (i % 2 === 0) service.scheduler.start(); // one wake, then the timer
-      else service.scheduler.stop();
+      if (i % 2 === 0) service.runs.scheduler.start(); // one wake, then the timer
+      else service.runs.scheduler.stop();
       const used = await idleCpuMs(seconds / (windows / 2));
       if (process.env.BENCH_VERBOSE) console.log(`window ${i} (${i % 2 === 0 ? "on" : "off"}): ${used.toFixed(1)} ms`);
       (i % 2 === 0 ? on : off).push(used);
@@ -136,7 +136,7 @@ export async function runAutomationsBench(): Promise<void> {
     const [onMs, offMs] = [sum(on), sum(off)];
     const perWindow = `median per ${seconds / (windows / 2)} s window: ${percentile(off, 50).toFixed(1)} ms stopped, ${percentile(on, 50).toFixed(1)} ms scheduled (ratio ${(percentile(on, 50) / Math.max(percentile(off, 50), 0.1)).toFixed(2)})`;
     const wakeStart = performance.now();
-    for (let i = 0; i < 100; i++) service.scheduler.wake();
+    for (let i = 0; i < 100; i++) service.runs.scheduler.wake();
     const wakeMs = (performance.now() - wakeStart) / 100;
     console.log(`1,000 automations created and scheduled in ${loadMs.toFixed(0)} ms; one scheduler wake with nothing due: ${wakeMs.toFixed(2)} ms`);
     console.log(`idle CPU over ${seconds} s each, in alternating windows: scheduler stopped ${offMs.toFixed(1)} ms, with 1,000 automations scheduled ${onMs.toFixed(1)} ms (ratio ${(onMs / Math.max(offMs, 0.1)).toFixed(2)}; ${(100 * onMs / (seconds * 1000)).toFixed(3)}% of one core; ${windowWakes} scheduler wake-up(s), one of them per restart of a window); ${perWindow}`);

@@ -118,18 +118,11 @@ async function inProcessBench(runtime: string): Promise<InProcessSteps> {
   const f = automationFixture(db.path, {}, { loaders: {} as never, directory: dir });
   try {
     f.host.setActivity(PARENT, "idle");
-    f.service.start();
+    f.runs.start();
     const a = f.create({ prompt: "", steps: parseSteps([{ name: "check", run: "true" }]), notify: "never" });
-    let ended = () => {};
-    const chained = f.service.recorder.onRunEnded;
-    f.service.recorder.onRunEnded = (id) => {
-      chained(id);
-      ended();
-    };
     const oneRun = async () => {
-      const end = new Promise<void>((resolve) => (ended = resolve));
-      const { run } = await f.service.runNow(a.id);
-      await end;
+      const { run } = await f.runs.runNow(a.id);
+      await f.runs.starter.steps.whenDone(run.id);
       if (f.autoStore.run(run.id)!.status !== "completed") throw new Error(`a run ended ${f.autoStore.run(run.id)!.status}`);
     };
     const measure = async (fn: () => Promise<unknown>) => {

@@ -18,13 +18,13 @@ import { startRetention } from "./store/retention.ts";
 import { filesAboutToBeWritten } from "./host/tool-call-info.ts";
 import { EvidenceService } from "./evidence/evidence-service.ts";
 import { SqliteEvidenceStore } from "./store/sqlite-evidence-store.ts";
-import { askForAutomationsByDefault, createAutomations } from "./automations/create-automations.ts";
-import type { AutomationService } from "./automations/automation-service.ts";
+import { askForAutomationsByDefault } from "./plugin/automation-permission.ts";
+import { LazyAutomations } from "./plugin/lazy-automations.ts";
+import { projectHasAutomations } from "./store/automation-presence.ts";
 import { InboxApplier } from "./inbox/inbox-applier.ts";
 import { commandHandler } from "./inbox/apply-command.ts";
 import { serveDashboardFromPlugin } from "./dashboard/serve-from-plugin.ts";
 import { projectDirectory, recordProjectDirectory } from "./store/project-directory.ts";
-import { LazyChannelSink } from "./channels/channel-sink.ts";
 import type { Workers } from "./workers/workers.ts";
 
 /** The plugin: wires the host adapter, the store and the task core, and registers the tools. Never throws. */
@@ -75,14 +75,17 @@ async function startPlugin(input: PluginInput, rawOptions?: unknown): Promise<Ho
   }
   const forkTransform = new ForkContextTransform(forkLimits(options));
   manager.onSettle((task) => forkTransform.forget(task.id));
-  const channels = new LazyChannelSink(options.channels);
-  const automations = startAutomations(options, {
-    store, manager, host, clock: systemClock, directory: input.directory, filesWrittenBy: (taskId) => evidence.filesWritten(taskId), channels,
-  }, onCrash);
+  // Loaded only when the project has use for it: before the core starts if it has an automation or a proposal, else at the first need.
+  const automations = options.automations ? new LazyAutomations({
+    build: async () => (await import("./plugin/build-automations.ts")).buildAutomations({
+      store, manager, host, clock: systemClock, directory: input.directory, filesWrittenBy: (taskId) => evidence.filesWritten(taskId),
+    }, options, onCrash),
+    wanted: () => options.discovery !== false || projectHasAutomations(store.db, store.projectId),
+    onCrash,
+  }) : undefined;
   const inbox = new InboxApplier(store.db, store.projectId, commandHandler(manager, automations, host), systemClock, onCrash);
   const stopDashboard = options.dashboardPort > 0 ? serveDashboardFromPlugin(store.db.path, options.dashboardPort, host) : () => {};
-  channels.load(store.db, store.projectId, (message) => void host.log("warn", message).catch(() => undefined))
-    .catch((error) => onCrash("Channels could not start; runs are still told to their sessions", error))
+  (automations?.prepare() ?? Promise.resolve())
     .then(() => manager.start()).then(() => workers?.start()).then(() => automations?.start())
     .catch((error) => onCrash("Starting background tasks failed", error)).finally(() => inbox.start());
   return {
@@ -92,7 +95,6 @@ async function startPlugin(input: PluginInput, rawOptions?: unknown): Promise<Ho
       stopDashboard();
       automations?.stop();
       workers?.stop();
-      channels.stop();
       retention.stop();
       manager.dispose();
       try {
@@ -174,19 +176,6 @@ function rememberDirectory(store: SqliteTaskStore, input: PluginInput, onCrash: 
 }
 
 const forkLimits = (options: Options) => ({ toolOutputLimit: options.forkToolOutputLimit, tokenCap: options.forkTokenCap });
-
-/** The automation layer, unless `automations: false`; created before the core starts so it hears recovered settles. */
-function startAutomations(
-  options: Options, deps: Parameters<typeof createAutomations>[0], onCrash: (m: string, e: unknown) => void,
-): AutomationService | undefined {
-  if (!options.automations) return undefined;
-  try {
-    return createAutomations(deps, options);
-  } catch (error) {
-    onCrash("Automations could not start; background tasks work without them", error);
-    return undefined;
-  }
-}
 
 /**
  * With OPENCODE_BACKGROUND_TASKS_STATS_MS set, every call the plugin makes to the host is counted

@@ -4,8 +4,10 @@ import type { Host } from "../host/host.ts";
 import type { SqliteTaskStore } from "../store/sqlite-task-store.ts";
 import { AutomationContext } from "./automation-context.ts";
 import type { ChannelSink } from "../channels/channel-sink.ts";
-import { AutomationService } from "./automation-service.ts";
-import { AutomationStore } from "./automation-store.ts";
+import { AutomationCatalog } from "./automation-catalog.ts";
+import type { Automations } from "./automation-layer.ts";
+import { RunLifecycle } from "./run-lifecycle.ts";
+import { AutomationRepository } from "../store/automation-repository.ts";
 import { ACTIVE_RUN } from "./automation.ts";
 import { EventSources } from "../triggers/event-sources.ts";
 import { EventTriggerStore } from "../triggers/event-trigger-store.ts";
@@ -14,6 +16,7 @@ import type { SourceLoaders } from "../triggers/source-loaders.ts";
 import { ProposalService } from "../proposals/proposal-service.ts";
 import { ProposalStore } from "../proposals/proposal-store.ts";
 import type { DiscoveryConfig } from "../discovery/discovery-config.ts";
+import { discoveryNotice, discoveryProposer } from "../discovery/discovery-hooks.ts";
 
 export type AutomationDeps = {
   store: SqliteTaskStore; manager: TaskManager; host: Host; clock: Clock;
@@ -37,8 +40,8 @@ export function createAutomations(
     proposalCooldownHours: number; maxPendingProposals: number; discovery: DiscoveryConfig | false; workspaceContext: boolean;
     workers?: { name: string }[];
   },
-): AutomationService {
-  const store = new AutomationStore(deps.store.db, deps.store.projectId);
+): Automations & { start(): void; stop(): void } {
+  const store = new AutomationRepository(deps.store.db, deps.store.projectId);
   const ctx = new AutomationContext(store, deps.manager, deps.host, deps.clock, {
     failurePause: options.automationFailurePause,
     resultCap: options.resultCapChars,
@@ -47,48 +50,50 @@ export function createAutomations(
     workspaceContext: options.workspaceContext,
     workerNames: (options.workers ?? []).map((w) => w.name),
   }, deps.channels);
-  const service = new AutomationService(ctx);
-  service.proposals = new ProposalService(service, new ProposalStore(deps.store.db, deps.store.projectId), deps.clock, {
+  const discovery = options.discovery;
+  const runs = new RunLifecycle(ctx, {
+    eventSources: (intake) => new EventSources({
+      store: new EventTriggerStore(deps.store.db, deps.store.projectId),
+      directory: deps.directory,
+      clock: deps.clock,
+      loaders: deps.loaders ?? defaultLoaders(options),
+      fire: (triggerId, event) => intake.fireEvent(triggerId, event),
+      recordSkip: (triggerId, summary, reason) => intake.recordSkip(triggerId, summary, reason),
+      abandonRun: (runId) => intake.abandonRun(runId),
+      ownWrites: (automationId) => {
+        const taskIds = store.runsWithStatus(automationId, ACTIVE_RUN).flatMap((r) => (r.taskId ? [r.taskId] : []));
+        return new Set(taskIds.flatMap((id) => deps.filesWrittenBy?.(id) ?? []));
+      },
+      log: (level, message, extra) => {
+        deps.host.log(level, message, extra).catch(() => undefined);
+      },
+      webhook: { host: options.webhookHost, port: options.webhookPort },
+    }),
+    ...(discovery ? { extraNotice: discoveryNotice(store) } : {}),
+  });
+  const catalog = new AutomationCatalog(ctx, runs);
+  const proposals = new ProposalService(catalog, new ProposalStore(deps.store.db, deps.store.projectId), deps.clock, {
     cooldownMs: options.proposalCooldownHours * 3600_000,
     maxPending: options.maxPendingProposals,
-  });
-  const discovery = options.discovery;
-  if (discovery) {
-    // Loaded at start, and only with the option on: most users never turn discovery on.
-    service.discovery = lazyStartable(async () => new (await import("../discovery/discovery.ts")).Discovery({
-      automations: service, manager: deps.manager, host: deps.host, clock: deps.clock, config: discovery,
-      log: (message, error) => ctx.logError(message, error),
-    }), (error) => ctx.logError("Discovery could not start", error));
-  }
-  service.sources = new EventSources({
-    store: new EventTriggerStore(deps.store.db, deps.store.projectId),
-    directory: deps.directory,
-    clock: deps.clock,
-    loaders: deps.loaders ?? defaultLoaders(options),
-    fire: (triggerId, event) => service.fireEvent(triggerId, event),
-    recordSkip: (triggerId, summary, reason) => service.recordSkip(triggerId, summary, reason),
-    abandonRun: (runId) => service.abandonRun(runId),
-    ownWrites: (automationId) => {
-      const taskIds = store.runsWithStatus(automationId, ACTIVE_RUN).flatMap((r) => (r.taskId ? [r.taskId] : []));
-      return new Set(taskIds.flatMap((id) => deps.filesWrittenBy?.(id) ?? []));
+  }, discovery ? discoveryProposer(store) : undefined);
+  // Loaded at start, and only with the option on: most users never turn discovery on.
+  const discoveryPart = discovery ? lazyStartable(async () => new (await import("../discovery/discovery.ts")).Discovery({
+    automations: catalog, runs, proposals, host: deps.host, clock: deps.clock, config: discovery,
+    log: (message, error) => ctx.logError(message, error),
+  }), (error) => ctx.logError("Discovery could not start", error)) : undefined;
+  return {
+    catalog, runs, proposals,
+    start: () => {
+      runs.start();
+      proposals.start();
+      discoveryPart?.start();
     },
-    log: (level, message, extra) => {
-      deps.host.log(level, message, extra).catch(() => undefined);
+    stop: () => {
+      runs.stop();
+      proposals.stop();
+      discoveryPart?.stop();
     },
-    webhook: { host: options.webhookHost, port: options.webhookPort },
-  });
-  return service;
-}
-
-/**
- * OpenCode allows a permission its config does not name, so `ctx.ask` would never prompt:
- * unless the user decided (`"background_automation": "allow" | "deny" | "ask"`), ask.
- */
-export function askForAutomationsByDefault(config: { permission?: unknown }): void {
-  if (typeof config.permission === "string") return; // one answer for every permission, set by the user
-  const permission = (config.permission ?? {}) as Record<string, unknown>;
-  if (permission.background_automation !== undefined) return;
-  config.permission = { ...permission, background_automation: "ask" };
+  };
 }
 
 type Startable = { start(): void; stop(): void };

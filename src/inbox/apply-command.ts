@@ -1,4 +1,5 @@
-import type { AutomationService } from "../automations/automation-service.ts";
+import type { Automations } from "../automations/automation-layer.ts";
+import type { AutomationAccess } from "../automations/automation-access.ts";
 import type { TaskManager } from "../core/task-manager.ts";
 import { isSettled } from "../core/task.ts";
 import { parseRunBatchId } from "../automations/automation.ts";
@@ -15,20 +16,20 @@ export type CommandHandler = {
   owns(command: InboxCommand): Promise<boolean>;
 };
 
-export function commandHandler(manager: TaskManager, automations: AutomationService | undefined, host: Host): CommandHandler {
+export function commandHandler(manager: TaskManager, automations: AutomationAccess | undefined, host: Host): CommandHandler {
   return {
     apply: async (command) => {
-      if (command.kind === "cancel_task" && parseRunBatchId(command.targetId)) return cancelSteps(automations, command.targetId);
+      if (command.kind === "cancel_task" && parseRunBatchId(command.targetId)) return cancelSteps(await automations?.ifWanted(), command.targetId);
       if (command.kind === "cancel_task") return cancelTask(manager, command.targetId);
       if (!automations) throw new Error("Automations are off in this OpenCode (plugin option automations: false).");
-      return applyToAutomation(automations, command);
+      return applyToAutomation(await automations.load(), command);
     },
     // An abort sent through another OpenCode process returns true but leaves the run going (seen
     // on 1.18.33): a running child is cancelled by the process whose server runs it.
     owns: async (command) => {
       if (command.kind !== "cancel_task") return true;
       // A run in its steps phase (named by its batch id) is cancelled by the process running them.
-      if (parseRunBatchId(command.targetId)) return automations?.runsStepsOf(command.targetId) ?? false;
+      if (parseRunBatchId(command.targetId)) return automations?.loaded()?.runs.runsStepsOf(command.targetId) ?? false;
       const task = manager.get(command.targetId);
       if (!task || task.status === "queued" || isSettled(task.status)) return true;
       return (await host.statuses())[task.id] !== undefined;
@@ -36,27 +37,28 @@ export function commandHandler(manager: TaskManager, automations: AutomationServ
   };
 }
 
-async function applyToAutomation(automations: AutomationService, command: InboxCommand): Promise<string> {
+async function applyToAutomation(automations: Automations, command: InboxCommand): Promise<string> {
+  const { catalog, runs } = automations;
   const id = command.targetId;
-  if (automations.require(id).proposal) return applyToProposal(automations, command);
+  if (catalog.require(id).proposal) return applyToProposal(automations, command);
   switch (command.kind) {
     case "pause":
-      automations.update(id, { enabled: false });
+      catalog.update(id, { enabled: false });
       return "Paused.";
     case "resume":
-      automations.update(id, { enabled: true });
+      catalog.update(id, { enabled: true });
       return "Resumed: it runs at its next trigger time.";
     case "run_now": {
-      const { run } = await automations.runNow(id);
+      const { run } = await runs.runNow(catalog.require(id).id);
       if (run.status === "starting" || run.status === "running") return `Run #${run.runNo} started.`;
       return `Not started: ${run.status}${run.skipReason ? ` (${run.skipReason})` : ""}.`;
     }
     case "delete":
-      automations.delete(id);
+      catalog.delete(id);
       return "Deleted; its run history stays.";
     case "approve":
     case "reject": {
-      const a = automations.require(id);
+      const a = catalog.require(id);
       throw new Error(`Automation ${a.id} "${a.title}" is not a proposal (it was approved already): nothing to ${command.kind}.`);
     }
     default:
@@ -69,16 +71,15 @@ async function applyToAutomation(automations: AutomationService, command: InboxC
  * enables without a second prompt, but only the version the user was shown (the command names
  * it); a proposal changed since then is refused. Deleting a proposal rejects it, as task_delete does.
  */
-function applyToProposal(automations: AutomationService, command: InboxCommand): string {
-  const proposals = automations.proposals;
-  if (!proposals) throw new Error("Proposals are unavailable in this OpenCode process.");
+function applyToProposal(automations: Automations, command: InboxCommand): string {
+  const { catalog, proposals } = automations;
   const id = command.targetId;
   switch (command.kind) {
     case "approve": {
       // In one transaction: no change can land between the check and the enabling.
-      const a = automations.transaction(() => {
-        const current = automations.require(id);
-        if (command.version !== proposalVersion(current, automations.triggers(current.id))) throw new Error(changedSinceLooked(current));
+      const a = catalog.transaction(() => {
+        const current = catalog.require(id);
+        if (command.version !== proposalVersion(current, catalog.triggers(current.id))) throw new Error(changedSinceLooked(current));
         return proposals.approve(current.id, command.source);
       });
       return `Approved "${a.title}": enabled; it runs at its triggers and reports to session ${a.reportTo}.`;
@@ -94,8 +95,8 @@ function applyToProposal(automations: AutomationService, command: InboxCommand):
 }
 
 /** A run in its steps phase, named by its batch id. */
-async function cancelSteps(automations: AutomationService | undefined, batchId: string): Promise<string> {
-  const outcome = await automations?.cancelSteps(batchId);
+async function cancelSteps(automations: Automations | undefined, batchId: string): Promise<string> {
+  const outcome = await automations?.runs.cancelSteps(batchId);
   if (!outcome) throw new Error(`Run ${batchId} is not running its steps any more (its task, if it has one, is cancelled from the task's page).`);
   return outcome;
 }

@@ -3,9 +3,9 @@ import { isSettled } from "../core/task.ts";
 import type { TaskSummary } from "../core/task-summary.ts";
 import { TaskError } from "../core/errors.ts";
 import { defineTool } from "./tool-kit.ts";
-import type { AutomationService } from "../automations/automation-service.ts";
+import type { AutomationAccess } from "../automations/automation-access.ts";
 
-type Deps = { manager: TaskManager; onCrash: (message: string, error: unknown) => void; automations?: AutomationService };
+type Deps = { manager: TaskManager; onCrash: (message: string, error: unknown) => void; automations?: AutomationAccess };
 
 export function backgroundCancelTool({ manager, onCrash, automations }: Deps) {
   return defineTool({
@@ -15,7 +15,7 @@ export function backgroundCancelTool({ manager, onCrash, automations }: Deps) {
     onCrash,
     async run(args) {
       // An automation run's batch id while its steps run (it has no task yet).
-      const steps = await automations?.cancelSteps(args.task_id);
+      const steps = await (await automations?.ifWanted())?.runs.cancelSteps(args.task_id);
       if (steps) return steps;
       const found = manager.lookup(args.task_id);
       if (found.kind !== "tasks") throw new TaskError(found.message);

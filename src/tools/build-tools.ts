@@ -8,7 +8,9 @@ import { backgroundListTool } from "./background-list.ts";
 import { backgroundCancelTool } from "./background-cancel.ts";
 import { backgroundClearTool } from "./background-clear.ts";
 import type { EvidenceService } from "../evidence/evidence-service.ts";
-import type { AutomationService } from "../automations/automation-service.ts";
+import type { Automations } from "../automations/automation-layer.ts";
+import type { AutomationAccess } from "../automations/automation-access.ts";
+import { errorMessage } from "../core/errors.ts";
 import { taskCreateTool } from "./task-create.ts";
 import { taskProposeTool } from "./task-propose.ts";
 import { taskReadTool } from "./task-read.ts";
@@ -24,7 +26,7 @@ export const AUTOMATION_TOOL_NAMES = [
   "task_create", "task_propose", "task_read", "task_list", "task_update", "task_delete", "task_run", "task_trigger_add", "task_trigger_remove",
 ] as const;
 
-type Ready = { manager: TaskManager; clock: Clock; options: Options; onCrash: (m: string, e: unknown) => void; evidence?: EvidenceService; automations?: AutomationService };
+type Ready = { manager: TaskManager; clock: Clock; options: Options; onCrash: (m: string, e: unknown) => void; evidence?: EvidenceService; automations?: AutomationAccess };
 type Unavailable = { unavailable: string };
 
 /** The plugin's tools; when the plugin cannot work, each tool answers why instead. */
@@ -32,7 +34,7 @@ export function buildTools(deps: Ready | Unavailable): Record<string, ToolDefini
   if ("unavailable" in deps) return unavailableTools(deps.unavailable);
   const { manager, clock, options, onCrash, evidence, automations } = deps;
   return {
-    ...(automations ? automationTools(automations, onCrash, hasWorkers(options)) : {}),
+    ...(automations ? lazyAutomationTools(automations, onCrash, hasWorkers(options)) : {}),
     background_task: backgroundTaskTool({ manager, onCrash, hasWorkers: hasWorkers(options) }),
     background_output: backgroundOutputTool({
       manager, clock, onCrash, evidence,
@@ -46,7 +48,7 @@ export function buildTools(deps: Ready | Unavailable): Record<string, ToolDefini
 }
 
 /** The nine task_* tools: scheduled background work (not a to-do list). */
-export function automationTools(automations: AutomationService, onCrash: (m: string, e: unknown) => void, withWorkers = false): Record<string, ToolDefinition> {
+export function automationTools(automations: Automations, onCrash: (m: string, e: unknown) => void, withWorkers = false): Record<string, ToolDefinition> {
   const deps = { automations, onCrash, hasWorkers: withWorkers };
   return {
     task_create: taskCreateTool(deps),
@@ -60,6 +62,34 @@ export function automationTools(automations: AutomationService, onCrash: (m: str
     task_trigger_remove: taskTriggerRemoveTool(deps),
   };
 }
+
+/**
+ * The task_* tools as the model sees them from the start; the automation layer they call is
+ * loaded at the first call (most projects have no automation, and every process pays for imports).
+ */
+function lazyAutomationTools(access: AutomationAccess, onCrash: (m: string, e: unknown) => void, withWorkers: boolean): Record<string, ToolDefinition> {
+  const shown = automationTools(NOT_LOADED, onCrash, withWorkers);
+  let loaded: Record<string, ToolDefinition> | undefined;
+  const execute = (name: string): ToolDefinition["execute"] => async (args, context) => {
+    let service: Automations;
+    try {
+      service = await access.load();
+    } catch (error) {
+      onCrash("Automations could not start", error);
+      return `${name} failed: automations could not start (${errorMessage(error)}). Nothing was changed; check the OpenCode log.`;
+    }
+    loaded ??= automationTools(service, onCrash, withWorkers);
+    return loaded[name]!.execute(args, context);
+  };
+  return Object.fromEntries(Object.entries(shown).map(([name, definition]) => [name, { ...definition, execute: execute(name) }]));
+}
+
+/** What the shown task_* tools hold before the layer is loaded: their definitions never touch it. */
+const NOT_LOADED = new Proxy({}, {
+  get: () => {
+    throw new Error("the automation layer is not loaded yet");
+  },
+}) as Automations;
 
 const hasWorkers = (options: Options) => (options as { workers?: unknown[] }).workers?.length ? true : false;
 

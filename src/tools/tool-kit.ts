@@ -1,6 +1,6 @@
 import { tool, type ToolDefinition } from "@opencode-ai/plugin";
 import type { z } from "zod";
-import { TaskError, errorMessage } from "../core/errors.ts";
+import { RefusalError, errorMessage } from "../core/errors.ts";
 import type { ModelRef } from "../core/task.ts";
 
 /** What a tool needs to know about the call, read from the host's ToolContext. */
@@ -32,20 +32,22 @@ export function defineTool<Shape extends RawShape>(spec: {
   run: (args: z.infer<z.ZodObject<Shape>>, call: CallContext) => Promise<string>;
   onCrash: (message: string, error: unknown) => void;
 }): ToolDefinition {
-  const shape = spec.args(tool.schema);
-  // Built at the first call: zod schemas are costly to hold, and most tools are never called in a process.
+  // Zod schemas are costly to hold (about 9 KB each) and most tools are never called in a process:
+  // what is parsed is built at the first call, unless it is also what the model is shown.
+  const shown = spec.shown?.(tool.schema);
+  let shape = shown ? undefined : spec.args(tool.schema);
   let schema: z.ZodObject<Shape> | undefined;
   return tool({
     description: spec.description,
-    args: (spec.shown?.(tool.schema) ?? shape) as Shape,
+    args: (shown ?? shape) as Shape,
     async execute(rawArgs, context) {
-      schema ??= tool.schema.object(shape).strict();
+      schema ??= tool.schema.object(shape ??= spec.args(tool.schema)).strict();
       const parsed = schema.safeParse(rawArgs ?? {});
       if (!parsed.success) return `${spec.name}: invalid arguments. ${describeIssues(parsed.error.issues)}`;
       try {
         return await spec.run(parsed.data as z.infer<z.ZodObject<Shape>>, callContext(context));
       } catch (error) {
-        if (error instanceof TaskError) return `${spec.name}: ${error.message}`;
+        if (error instanceof RefusalError) return `${spec.name}: ${error.message}`;
         spec.onCrash(`${spec.name} failed`, error);
         return `${spec.name} failed: ${errorMessage(error)}. Nothing was changed by this call; try again, or check the OpenCode log.`;
       }

@@ -7,9 +7,10 @@ import { automationFixture, tempDb, PARENT, MODEL } from "../helpers/automation-
 import { automationTools } from "../../src/tools/build-tools.ts";
 import { backgroundCancelTool } from "../../src/tools/background-cancel.ts";
 import { parseSteps, type StepInput } from "../../src/automations/step-spec.ts";
-import type { AutomationFields } from "../../src/automations/automation-service.ts";
+import type { AutomationFields } from "../../src/automations/automation-catalog.ts";
 import type { Run } from "../../src/automations/automation.ts";
 import { commandHandler } from "../../src/inbox/apply-command.ts";
+import { builtAutomations } from "../../src/automations/automation-access.ts";
 
 function setup() {
   const db = tempDb();
@@ -17,9 +18,9 @@ function setup() {
   const f = automationFixture(db.path, {}, { loaders: {} as never, directory: dir });
   after(() => { f.close(); db.cleanup(); rmSync(dir, { recursive: true, force: true }); });
   f.host.setActivity(PARENT, "idle");
-  f.service.start();
-  const tools = automationTools(f.service, (m) => f.crashes.push(m));
-  const cancel = backgroundCancelTool({ manager: f.manager, onCrash: () => {}, automations: f.service });
+  f.runs.start();
+  const tools = automationTools(f.automations, (m) => f.crashes.push(m));
+  const cancel = backgroundCancelTool({ manager: f.manager, onCrash: () => {}, automations: builtAutomations(f.automations) });
   const asked: { permission: string; patterns: string[] }[] = [];
   let refuse: (input: { permission: string; patterns: string[] }) => boolean = () => false;
   const ctx = () => ({
@@ -32,7 +33,7 @@ function setup() {
   const withSteps = (steps: StepInput[], fields: Partial<AutomationFields> = {}) => f.create({ prompt: "", steps: parseSteps(steps), ...fields });
   /** Runs it now and waits (real time: real shells) until the run has ended. */
   const runToEnd = async (id: string, done: (r: Run) => boolean = (r) => !["starting", "running"].includes(r.status)): Promise<Run> => {
-    const { run } = await f.service.runNow(id);
+    const { run } = await f.runs.runNow(id);
     return waitFor(() => { const r = f.autoStore.run(run.id)!; return done(r) ? r : undefined; }, "the run to end");
   };
   return { f, dir, call, asked, refuseWhen: (fn: typeof refuse) => { refuse = fn; }, withSteps, runToEnd };
@@ -140,9 +141,9 @@ describe("automation runs with steps", () => {
 
   it("the dashboard's Cancel (an inbox command naming the run's batch id) is taken by the process running the steps and kills the step", async () => {
     const { f, withSteps } = setup();
-    const handler = commandHandler(f.manager, f.service, f.host);
+    const handler = commandHandler(f.manager, builtAutomations(f.automations), f.host);
     const a = withSteps([{ name: "slow", run: "sleep 30" }]);
-    const { run } = await f.service.runNow(a.id);
+    const { run } = await f.runs.runNow(a.id);
     const command = { id: 1, projectId: "proj", kind: "cancel_task" as const, targetId: `auto_${a.id}_1`, source: "dashboard" as const, status: "pending" as const, createdAt: f.clock.now() };
     assert.equal(await handler.owns(command), true);
     f.autoStore.updateRun(run.id, { stepsBy: `${hostname()}:${process.pid}:elsewhere` });
@@ -156,10 +157,10 @@ describe("automation runs with steps", () => {
   it("a run in its steps phase blocks overlapping firings like any run", async () => {
     const { f, withSteps } = setup();
     const a = withSteps([{ name: "slow", run: "sleep 30" }]);
-    const { run } = await f.service.runNow(a.id);
+    const { run } = await f.runs.runNow(a.id);
     assert.equal(run.status, "running");
-    assert.equal((await f.service.runNow(a.id)).run.status, "skipped");
-    await f.service.cancelSteps(`auto_${a.id}_1`);
+    assert.equal((await f.runs.runNow(a.id)).run.status, "skipped");
+    await f.runs.cancelSteps(`auto_${a.id}_1`);
   });
 
   it("a restart in the middle of a step: the run is recorded as interrupted and not run again; a live process's run is left alone", async () => {
@@ -167,21 +168,21 @@ describe("automation runs with steps", () => {
     const a = withSteps([{ name: "migrate", run: "./migrate.sh" }]);
     const dead = { status: "running" as const, runNo: 1, startedAt: f.clock.now(), stepsBy: `${hostname()}:2147483646:dead0001`, steps: [{ name: "migrate", run: "./migrate.sh", status: "running" as const }] };
     const cut = f.autoStore.insertRun({ automationId: a.id, firedBy: "manual", createdAt: f.clock.now(), ...dead })!;
-    f.service.start();
+    f.runs.start();
     const ended = f.autoStore.run(cut.id)!;
     assert.equal(ended.status, "error");
     assert.equal(ended.summary, 'Interrupted: OpenCode stopped during step "migrate" (`./migrate.sh`); the step is not run again by itself (task_run runs the automation again).');
     const alive = f.autoStore.insertRun({ automationId: a.id, firedBy: "manual", createdAt: f.clock.now(), ...dead, runNo: 2, stepsBy: `${hostname()}:${process.pid}:other001` })!;
-    f.service.start();
+    f.runs.start();
     assert.equal(f.autoStore.run(alive.id)!.status, "running", "another plugin instance of a live process still runs it");
   });
 
   it("the plugin's stop kills the running step and records the run as interrupted", async () => {
     const { f, withSteps, dir } = setup();
     const a = withSteps([{ name: "slow", run: "echo $$ > pid; sleep 30" }]);
-    const { run } = await f.service.runNow(a.id);
+    const { run } = await f.runs.runNow(a.id);
     const pid = Number(await waitFor(() => (existsSync(join(dir, "pid")) ? readFileSync(join(dir, "pid"), "utf8") : undefined), "the step to start"));
-    f.service.stop();
+    f.runs.stop();
     assert.match(f.autoStore.run(run.id)!.summary!, /^Interrupted: OpenCode stopped during step "slow"/);
     await waitFor(() => { try { process.kill(pid, 0); return undefined; } catch { return true; } }, "the step's shell to be killed");
   });

@@ -3,14 +3,14 @@ import assert from "node:assert/strict";
 import { automationFixture, tempDb, PARENT, MODEL } from "../helpers/automation-fixture.ts";
 import { automationTools, buildTools } from "../../src/tools/build-tools.ts";
 import { DEFAULT_OPTIONS } from "../../src/options/options.ts";
-import { askForAutomationsByDefault } from "../../src/automations/create-automations.ts";
+import { askForAutomationsByDefault } from "../../src/plugin/automation-permission.ts";
 
 function setup() {
   const db = tempDb();
   const f = automationFixture(db.path);
   after(() => { f.close(); db.cleanup(); });
-  f.service.start();
-  const tools = automationTools(f.service, (m) => f.crashes.push(m));
+  f.runs.start();
+  const tools = automationTools(f.automations, (m) => f.crashes.push(m));
   const asked: unknown[] = [];
   let answer: "allow" | "reject" = "allow";
   async function call(name: string, args: unknown) {
@@ -34,7 +34,7 @@ describe("task_* tools", () => {
 
   it("descriptions say scheduled background work, not a to-do list", () => {
     const { f } = setup();
-    const create = automationTools(f.service, () => {}).task_create!.description;
+    const create = automationTools(f.automations, () => {}).task_create!.description;
     assert.match(create, /schedule/);
     assert.match(create, /background/);
     assert.match(create, /Not a to-do list/);
@@ -60,7 +60,7 @@ describe("task_* tools", () => {
     assert.equal(asked.length, 0);
     reject();
     assert.match(await call("task_update", { id, enabled: true }), /rejected automation "later"; it stays disabled and unchanged/);
-    assert.equal(f.service.get(id)!.enabled, false);
+    assert.equal(f.catalog.get(id)!.enabled, false);
     assert.equal(asked.length, 1);
   });
 
@@ -69,7 +69,7 @@ describe("task_* tools", () => {
     reject();
     const out = await call("task_create", { title: "spam", prompt: "p", triggers: [{ every: "1m" }] });
     assert.match(out, /rejected automation "spam"; nothing was stored/);
-    assert.equal(f.service.list().length, 0);
+    assert.equal(f.catalog.list().length, 0);
   });
 
   it("bad triggers and agents answer how to fix them and change nothing", async () => {
@@ -82,7 +82,7 @@ describe("task_* tools", () => {
     assert.match(await call("task_create", { title: "t", prompt: "p", agent: "nobody" }), /Unknown agent "nobody"\. Available agents: general/);
     assert.match(await call("task_create", { title: "t", prompt: "p", notify: "sometimes" }), /invalid arguments.*"notify"/);
     assert.match(await call("task_read", { id: "au_nope" }), /No automation "au_nope"/);
-    assert.equal(f.service.list().length, 0);
+    assert.equal(f.catalog.list().length, 0);
     assert.equal(asked.length, 0, "nothing invalid reaches the user");
   });
 
@@ -100,7 +100,7 @@ describe("task_* tools", () => {
     assert.match(await call("task_read", { id }), new RegExp(`${triggerId}: every 1h`));
     assert.match(await call("task_trigger_remove", { trigger_id: triggerId }), /Removed trigger/);
     assert.match(await call("task_delete", { id }), /Deleted automation/);
-    assert.equal(f.service.list().length, 0);
+    assert.equal(f.catalog.list().length, 0);
   });
 
   it("expect is stored, asked for as bash when it has a command, shown by task_read and passed to every run's launch", async () => {
@@ -118,10 +118,10 @@ describe("task_* tools", () => {
     assert.deepEqual(extras, [{ expect: { files: ["report.md"], command: "npm test" } }]);
     assert.match(await call("task_update", { id, expect: { command: "make check" } }), /Updated/);
     assert.deepEqual((asked.at(-1) as { permission: string; patterns: string[] }), { permission: "bash", patterns: ["make check"], always: ["make check *"], metadata: { command: "make check", description: "expect.command of an automation", patterns: ["make check"] } });
-    assert.deepEqual(f.service.get(id)!.expect, { command: "make check" });
+    assert.deepEqual(f.catalog.get(id)!.expect, { command: "make check" });
     const asks = asked.length;
     assert.match(await call("task_update", { id, expect: {} }), /Updated/);
-    assert.equal(f.service.get(id)!.expect, undefined);
+    assert.equal(f.catalog.get(id)!.expect, undefined);
     assert.doesNotMatch(await call("task_read", { id }), /expect:/);
     assert.equal(asked.length, asks, "removing the expectation asks nothing");
   });
@@ -134,9 +134,9 @@ describe("task_* tools", () => {
     const id = (await call("task_create", { title: "t", prompt: "p", enabled: false })).match(/automation (au\w+)/)![1]!;
     reject();
     assert.match(await call("task_update", { id, expect: { command: "rm -rf /" } }), /Running `rm -rf \/` after each run was not allowed \(bash permission\); the automation is unchanged/);
-    assert.equal(f.service.get(id)!.expect, undefined);
+    assert.equal(f.catalog.get(id)!.expect, undefined);
     assert.match(await call("task_create", { title: "u", prompt: "p", enabled: false, expect: { command: "rm -rf /" } }), /not allowed \(bash permission\); nothing was stored/);
-    assert.equal(f.service.list().length, 1);
+    assert.equal(f.catalog.list().length, 1);
   });
 
   it("task_run on an automation created disabled asks for approval first; a rejection runs nothing", async () => {
@@ -151,8 +151,8 @@ describe("task_* tools", () => {
     assert.equal(asked.length, 1, "approved once (by its first run), it is not asked again");
     reject();
     assert.match(await call("task_run", { id }), /The user rejected automation "quiet"; nothing ran/);
-    assert.equal(f.service.get(id)!.runCount, 0);
-    assert.equal(f.service.runs(id, 10).length, 0);
+    assert.equal(f.catalog.get(id)!.runCount, 0);
+    assert.equal(f.runs.runs(id, 10).length, 0);
     assert.equal(f.children().length, 1);
   });
 

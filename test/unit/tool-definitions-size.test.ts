@@ -4,6 +4,7 @@ import { tool } from "@opencode-ai/plugin";
 import { automationFixture, tempDb } from "../helpers/automation-fixture.ts";
 import { buildTools, TOOL_NAMES, AUTOMATION_TOOL_NAMES } from "../../src/tools/build-tools.ts";
 import { DEFAULT_OPTIONS } from "../../src/options/options.ts";
+import { builtAutomations } from "../../src/automations/automation-access.ts";
 
 /** Every model request carries every tool definition: the plugin's share has a budget. */
 export const TOOL_DEFINITIONS_BUDGET_CHARS = 8000;
@@ -15,7 +16,7 @@ describe("tool definitions as the model receives them", () => {
     const db = tempDb();
     const f = automationFixture(db.path);
     after(() => { f.close(); db.cleanup(); });
-    const tools = buildTools({ manager: f.manager, clock: f.clock, options: { ...DEFAULT_OPTIONS, ...extra } as never, onCrash: () => {}, automations: f.service });
+    const tools = buildTools({ manager: f.manager, clock: f.clock, options: { ...DEFAULT_OPTIONS, ...extra } as never, onCrash: () => {}, automations: builtAutomations(f.automations) });
     assert.deepEqual(Object.keys(tools).sort(), [...TOOL_NAMES, ...AUTOMATION_TOOL_NAMES].sort());
     // What OpenCode 1.18.33 sends per tool, as the mock model received it: the function wrapper,
     // name, description and the arguments' JSON schema in its input form.
