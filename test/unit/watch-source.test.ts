@@ -4,27 +4,18 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { systemClock, type Clock } from "../../src/core/clock.ts";
-import { FakeClock } from "../helpers/fake-clock.ts";
 import type { RunningSource, SourceContext, TriggerEvent } from "../../src/triggers/trigger-source.ts";
 import { noteForWatchError, startWatchSource, type WatchSpec } from "../../src/triggers/watch-source.ts";
 import { Burst, burstEvent } from "../../src/triggers/watch-burst.ts";
 import { watchScope } from "../../src/triggers/watch-paths.ts";
 import { watchedDirectories } from "../../src/triggers/watch-hub.ts";
+import { FakeClock } from "../helpers/fake-clock.ts";
+import { waitFor } from "../helpers/wait-for.ts";
+
+// File events come from the OS (chokidar on inotify) in real time; the debounce runs on a fake
+// clock. A test waits until the source has seen the changes it made, then moves the clock.
 
 const DEBOUNCE_MS = 150;
-/** Long enough for a file event to arrive and its burst to fire; used before a marker write. */
-const SETTLE_MS = DEBOUNCE_MS * 3;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, ok: () => boolean, timeoutMs = 5000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 /** A project folder: a git repository with a .gitignore, some sources and a node_modules. */
 function project(opts: { git?: boolean } = {}) {
@@ -45,12 +36,19 @@ function project(opts: { git?: boolean } = {}) {
   return { dir, write, remove: (rel: string) => rmSync(join(dir, rel), { recursive: true, force: true }) };
 }
 
-type Extra = { ignore?: string[]; ownWrites?: Set<string>; clock?: Clock; debounceMs?: number };
+type Extra = { ignore?: string[]; ownWrites?: Set<string>; clock?: FakeClock; debounceMs?: number };
+type Watching = Awaited<ReturnType<typeof watching>>;
 
 async function watching(dir: string, paths: string[], extra: Extra = {}) {
   const events: TriggerEvent[] = [];
   const notes: (string | undefined)[] = [];
   const logs: string[] = [];
+  const clock = extra.clock ?? new FakeClock();
+  const own = extra.ownWrites ?? new Set<string>();
+  // The source asks, for each change it is handed, whether the run wrote that file: what it asks
+  // about is what it has seen.
+  const asked: string[] = [];
+  const ownWrites = { has: (path: string) => (asked.push(path), own.has(path)) } as Set<string>;
   const ctx: SourceContext = {
     directory: dir,
     emit: (event) => void events.push(event),
@@ -58,14 +56,41 @@ async function watching(dir: string, paths: string[], extra: Extra = {}) {
     saveState: () => {},
     setNote: (note) => void notes.push(note),
     log: (level, message, data) => void logs.push(`${level} ${message} ${JSON.stringify(data ?? {})}`),
-    clock: extra.clock ?? systemClock,
-    ownWrites: () => extra.ownWrites ?? new Set(),
+    clock,
+    ownWrites: () => ownWrites,
   };
   const debounceMs = extra.debounceMs ?? DEBOUNCE_MS;
   const spec: WatchSpec = { kind: "watch", paths, ignore: extra.ignore ?? [], debounce: `${debounceMs}ms`, debounceMs };
   const source: RunningSource = await startWatchSource(spec, ctx);
   after(() => source.stop());
-  return { events, notes, logs, source };
+  /** Bursts the source has finished with: fired, or dropped as only the run's own or ignored files. */
+  const handled = () => events.length + logs.filter((l) => l.includes("a burst held only")).length;
+  return { events, notes, logs, source, clock, asked, debounceMs, handled };
+}
+
+/** Waits until the source has seen a change to each of `paths`. */
+async function seen(w: Watching, ...paths: string[]): Promise<void> {
+  await waitFor(() => paths.every((p) => w.asked.includes(p)), `the watcher to see ${paths.join(", ")}`);
+}
+
+/** Once the source has seen `paths`, lets the debounce run out and waits until the burst is handled. */
+async function fire(w: Watching, ...paths: string[]): Promise<void> {
+  await seen(w, ...paths);
+  const before = w.handled();
+  await w.clock.advance(w.debounceMs);
+  await waitFor(() => w.handled() > before, "the burst to be handled"); // it asks git, a real process
+  w.asked.length = 0;
+}
+
+/**
+ * A change written now fires alone: anything the OS still had to deliver for earlier writes would
+ * land in its burst. The barrier that replaces "sleep and see that nothing else fired".
+ */
+async function firesAlone(p: ReturnType<typeof project>, w: Watching, rel: string): Promise<void> {
+  const count = w.events.length;
+  p.write(rel);
+  await fire(w, rel);
+  assert.deepEqual(w.events.slice(count).map((e) => e.summary), [`${rel} added`]);
 }
 
 describe("watch source on real files", () => {
@@ -73,25 +98,39 @@ describe("watch source on real files", () => {
     const p = project();
     const w = await watching(p.dir, ["src/"]);
     p.write("src/a.ts", "changed\n");
-    await until("the event", () => w.events.length > 0);
-    await sleep(SETTLE_MS);
+    await fire(w, "src/a.ts");
     assert.deepEqual(w.events.map((e) => e.summary), ["src/a.ts changed"]);
     assert.match(w.events[0]!.data!, /^changed src\/a\.ts$/m);
+    await firesAlone(p, w, "src/marker.ts");
     assert.deepEqual(w.logs.filter((l) => /^(warn|error)/.test(l)), []);
   });
 
   it("a burst of 200 files fires once, with the first 50 listed and the count", async () => {
     const p = project();
     const w = await watching(p.dir, ["src/"]);
-    for (let i = 0; i < 200; i++) p.write(`src/burst/f${String(i).padStart(3, "0")}.ts`);
-    await until("the event", () => w.events.length > 0);
-    await sleep(SETTLE_MS);
+    const names = Array.from({ length: 200 }, (_, i) => `src/burst/f${String(i).padStart(3, "0")}.ts`);
+    for (const name of names) p.write(name);
+    await fire(w, ...names);
     assert.equal(w.events.length, 1, w.events.map((e) => e.summary).join("; "));
     assert.equal(w.events[0]!.summary, "src/burst/f000.ts and 199 more added");
     const lines = w.events[0]!.data!.split("\n");
     assert.equal(lines[0], "200 files: 200 added");
     assert.equal(lines.filter((l) => l.startsWith("added src/burst/")).length, 50);
     assert.equal(lines.at(-1), "and 150 more");
+  });
+
+  it("a change during the debounce restarts it", async () => {
+    const p = project();
+    const w = await watching(p.dir, ["src/"]);
+    p.write("src/a.ts", "one\n");
+    await seen(w, "src/a.ts");
+    await w.clock.advance(DEBOUNCE_MS - 1);
+    p.write("src/c.ts");
+    await seen(w, "src/c.ts");
+    await w.clock.advance(DEBOUNCE_MS - 1);
+    assert.equal(w.clock.pendingTimers(), 1, "quiet for less than the debounce since the last change: still waiting");
+    await fire(w);
+    assert.deepEqual(w.events.map((e) => e.summary), ["src/a.ts and 1 more changed"]);
   });
 
   it("ignored, .gitignored and node_modules paths never fire; the next real change fires alone", async () => {
@@ -104,41 +143,39 @@ describe("watch source on real files", () => {
     p.write("build/out.ts"); // a .gitignored folder created after the start
     p.write("node_modules/pkg/index.ts", "changed\n");
     p.write("src/node_modules/deep.ts");
-    await sleep(SETTLE_MS);
-    p.write("src/marker.ts");
-    await until("the marker's event", () => w.events.length > 0);
-    await sleep(SETTLE_MS);
-    assert.deepEqual(w.events.map((e) => e.summary), ["src/marker.ts added"]);
-    assert.ok(w.logs.some((l) => l.includes('not watching it {"folder":"build"}')), "the new .gitignored folder left the watch");
+    await firesAlone(p, w, "src/marker.ts");
+    await waitFor(() => w.logs.some((l) => l.includes('not watching it {"folder":"build"}')), "the new .gitignored folder to leave the watch");
+    await firesAlone(p, w, "src/marker2.ts");
   });
 
   it("a folder created after the start is watched, and its deletion fires", async () => {
     const p = project();
     const w = await watching(p.dir, ["src/"]);
     mkdirSync(join(p.dir, "src/new/deeper"), { recursive: true });
-    await sleep(SETTLE_MS);
     p.write("src/new/deeper/f.ts");
-    await until("the new file's event", () => w.events.length > 0);
-    assert.equal(w.events[0]!.summary, "src/new/deeper/f.ts added");
+    await fire(w, "src/new/deeper/f.ts");
+    assert.deepEqual(w.events.map((e) => e.summary), ["src/new/deeper/f.ts added"]);
+    p.write("src/new/deeper/g.ts"); // written once the folder is watched, not found by its first scan
+    await fire(w, "src/new/deeper/g.ts");
     p.remove("src/new");
-    await until("the deletion's event", () => w.events.length > 1);
-    assert.equal(w.events[1]!.summary, "src/new/deeper/f.ts deleted");
+    await fire(w, "src/new/deeper/f.ts");
+    assert.deepEqual(w.events.map((e) => e.summary).slice(1), ["src/new/deeper/g.ts added", "src/new/deeper/f.ts and 1 more deleted"]);
   });
 
   it("paths that do not exist at the start are picked up when they appear, even after being deleted", async () => {
     const p = project();
     const w = await watching(p.dir, ["later/deep/", "config.json", "gen/**/*.ts"]);
     p.write("later/deep/x.ts");
-    await until("later/deep", () => w.events.length > 0);
+    await fire(w, "later/deep/x.ts");
     p.write("config.json", "{}");
-    await until("config.json", () => w.events.length > 1);
+    await fire(w, "config.json");
     p.write("gen/a/b.ts");
     p.write("gen/a/b.js");
-    await until("gen", () => w.events.length > 2);
+    await fire(w, "gen/a/b.ts");
     p.remove("later");
-    await until("the deletion", () => w.events.length > 3);
+    await fire(w, "later/deep/x.ts");
     p.write("later/deep/y.ts");
-    await until("the recreated folder", () => w.events.length > 4);
+    await fire(w, "later/deep/y.ts");
     assert.deepEqual(w.events.map((e) => e.summary), [
       "later/deep/x.ts added",
       "config.json added",
@@ -154,38 +191,51 @@ describe("watch source on real files", () => {
     const w = await watching(p.dir, ["src/"], { ownWrites: own });
     p.write("src/own.ts");
     p.write("src/own2.ts");
-    await sleep(SETTLE_MS);
+    await seen(w, "src/own.ts", "src/own2.ts");
+    assert.equal(w.clock.pendingTimers(), 0, "nothing to fire");
     p.write("src/own.ts", "again\n");
     p.write("src/mine.ts");
-    await until("the event", () => w.events.length > 0);
-    await sleep(SETTLE_MS);
+    await fire(w, "src/own.ts", "src/mine.ts");
     assert.deepEqual(w.events.map((e) => e.summary), ["src/mine.ts added"]);
+    await firesAlone(p, w, "src/marker.ts");
   });
 
   it("a file the run wrote does not fire even when the run has ended before the burst fires", async () => {
     const p = project();
     const own = new Set(["src/own.ts"]);
-    const w = await watching(p.dir, ["src/"], { ownWrites: own, debounceMs: 600 });
+    const w = await watching(p.dir, ["src/"], { ownWrites: own });
     p.write("src/own.ts");
-    await sleep(300); // the change is seen; the run ends before the debounce is over
-    own.clear();
-    await sleep(600 + SETTLE_MS);
     p.write("src/mine.ts");
-    await until("the event", () => w.events.length > 0);
-    await sleep(SETTLE_MS);
+    await seen(w, "src/own.ts", "src/mine.ts");
+    own.clear(); // the run ends before the debounce is over
+    await fire(w);
     assert.deepEqual(w.events.map((e) => e.summary), ["src/mine.ts added"]);
+  });
+
+  it("a file the run claims after it was seen, before the burst fires, does not fire", async () => {
+    const p = project();
+    const own = new Set<string>();
+    const w = await watching(p.dir, ["src/"], { ownWrites: own });
+    p.write("src/late.ts");
+    await seen(w, "src/late.ts");
+    own.add("src/late.ts");
+    await fire(w);
+    assert.deepEqual(w.events, []);
+    assert.ok(w.logs.some((l) => l.includes("a burst held only the run's own or ignored files")));
   });
 
   it("a file that never goes quiet still fires once the burst is 10 s old (10 debounces, at least 10 s)", async () => {
     const p = project();
-    const clock = new FakeClock();
-    const w = await watching(p.dir, ["src/"], { clock, debounceMs: 1000 });
+    const w = await watching(p.dir, ["src/"], { debounceMs: 1000 });
     let writes = 0;
     while (w.events.length === 0 && writes < 15) {
-      p.write("src/log.ts", `line ${writes++}\n`);
-      await sleep(80); // the file event arrives in real time
-      await clock.advance(900); // always less than the debounce
-      await sleep(100); // a firing burst asks git (a real process) before it emits
+      const asked = w.asked.length;
+      const line = `line ${writes++}\n`;
+      // chokidar passes on one change per file per 50 ms (real time): write until this one is seen.
+      await waitFor(() => w.asked.length > asked || void p.write("src/log.ts", line), `write ${writes} to be seen`);
+      await w.clock.advance(900); // always less than the debounce
+      // A burst that fired has no timer left; it asks git (a real process) before it emits.
+      if (w.clock.pendingTimers() === 0) await waitFor(() => w.handled() > 0, "the burst to fire");
     }
     // Writes at 0, 900, ... 9,900 ms: the 12th is the first after which 10,000 ms is reached.
     assert.equal(writes, 12);
@@ -194,25 +244,29 @@ describe("watch source on real files", () => {
 
   it("stop() drops the pending burst and nothing fires after it", async () => {
     const p = project();
-    const w = await watching(p.dir, ["src/"]);
+    const clock = new FakeClock();
+    const w = await watching(p.dir, ["src/"], { clock });
+    const witness = await watching(p.dir, ["src/"], { clock }); // shares the watcher; sees what w would
     p.write("src/a.ts", "pending\n");
-    await sleep(50);
+    await seen(w, "src/a.ts");
     await w.source.stop();
     p.write("src/a.ts", "after stop\n");
     p.write("src/c.ts");
-    await sleep(SETTLE_MS * 2);
+    await fire(witness, "src/c.ts");
+    await clock.advance(10 * DEBOUNCE_MS);
     assert.deepEqual(w.events, []);
+    assert.deepEqual(w.asked, ["src/a.ts"], "nothing reached the stopped source");
+    assert.equal(clock.pendingTimers(), 0, "no timer left behind");
   });
 
   it("outside a git repository only the fixed ignores apply", async () => {
     const p = project({ git: false });
     const w = await watching(p.dir, ["**/*.ts"]);
     p.write("node_modules/pkg/index.ts", "changed\n");
-    await sleep(SETTLE_MS);
     p.write("dist/new.ts");
-    await until("the event", () => w.events.length > 0);
-    await sleep(SETTLE_MS);
+    await fire(w, "dist/new.ts");
     assert.deepEqual(w.events.map((e) => e.summary), ["dist/new.ts added"]);
+    await firesAlone(p, w, "src/marker.ts");
   });
 });
 
@@ -220,18 +274,21 @@ describe("triggers sharing a project's watcher", () => {
   it("a trigger added later sees its own folder; stopping one leaves the others; the last stop closes the watcher", async () => {
     const p = project();
     p.write("docs/guide.md");
-    const a = await watching(p.dir, ["src/"]);
-    const [b, c] = await Promise.all([watching(p.dir, ["docs/"]), watching(p.dir, ["**/*.md"], { ignore: ["docs/"] })]);
+    const clock = new FakeClock();
+    const a = await watching(p.dir, ["src/"], { clock });
+    const [b, c] = await Promise.all([watching(p.dir, ["docs/"], { clock }), watching(p.dir, ["**/*.md"], { ignore: ["docs/"], clock })]);
     assert.deepEqual(watchedDirectories().filter((d) => d === p.dir), [p.dir], "one watcher for the project");
     p.write("docs/guide.md", "edited\n");
     p.write("README.md");
-    await until("docs and README events", () => b.events.length > 0 && c.events.length > 0);
+    await seen(b, "docs/guide.md");
+    await fire(c, "README.md");
+    await waitFor(() => b.events.length > 0, "the docs event");
     await b.source.stop();
     p.write("src/a.ts", "edited\n");
     p.write("docs/guide.md", "again\n");
-    await until("the src event", () => a.events.length > 0);
-    await sleep(SETTLE_MS);
-    assert.deepEqual(a.events.map((e) => e.summary), ["src/a.ts changed"]);
+    await fire(a, "src/a.ts");
+    await firesAlone(p, a, "src/marker.ts");
+    assert.deepEqual(a.events.map((e) => e.summary), ["src/a.ts changed", "src/marker.ts added"]);
     assert.deepEqual(b.events.map((e) => e.summary), ["docs/guide.md changed"]);
     assert.deepEqual(c.events.map((e) => e.summary), ["README.md added"]);
     await a.source.stop();
