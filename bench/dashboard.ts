@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Automation, Run, Trigger } from "../src/automations/automation.ts";
-import { AutomationStore } from "../src/automations/automation-store.ts";
+import { AutomationRepository } from "../src/store/automation-repository.ts";
 import { startDashboard, type Dashboard } from "../src/dashboard/dashboard-server.ts";
 import { SqliteTaskStore } from "../src/store/sqlite-task-store.ts";
 import { launchBrowser } from "../test/harness/browser.ts";
@@ -66,7 +66,7 @@ export async function runDashboardBench(): Promise<Figures[]> {
 
 function seed(path: string, size: Size): void {
   const store = SqliteTaskStore.open({ path, projectId: "bench" });
-  const autos = new AutomationStore(store.db, "bench");
+  const autos = new AutomationRepository(store.db, "bench");
   const now = Date.now();
   store.transaction(() => {
     for (let i = 0; i < size.tasks; i++) {

@@ -3,7 +3,7 @@ import type { Clock } from "../core/clock.ts";
 import { errorMessage } from "../core/errors.ts";
 import type { TaskManager } from "../core/task-manager.ts";
 import type { Host } from "../host/host.ts";
-import type { AutomationStore } from "./automation-store.ts";
+import type { AutomationRepository } from "../store/automation-repository.ts";
 import { RunRows } from "./run-rows.ts";
 
 export type AutomationConfig = {
@@ -27,7 +27,7 @@ export class AutomationContext {
   readonly runs: RunRows;
 
   constructor(
-    readonly store: AutomationStore,
+    readonly store: AutomationRepository,
     readonly manager: TaskManager,
     readonly host: Host,
     readonly clock: Clock,

@@ -1,5 +1,5 @@
 import type { Run } from "./automation.ts";
-import type { AutomationStore, NewRun } from "./automation-store.ts";
+import type { AutomationRepository, NewRun } from "../store/automation-repository.ts";
 import { checkNewRun, transition, type RunStatus } from "./run-status.ts";
 
 /** What may be written with a move, or on its own: anything but the status and the owner. */
@@ -10,7 +10,7 @@ export type RunFields = Omit<Partial<NewRun>, "status" | "automationId">;
  * `transition`, against the row as stored), and fields that are not the status.
  */
 export class RunRows {
-  constructor(private store: AutomationStore) {}
+  constructor(private store: AutomationRepository) {}
 
   /** Undefined when its (trigger, planned time) row exists already: another process fired it. */
   insert(run: NewRun): Run | undefined {

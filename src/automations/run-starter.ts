@@ -2,7 +2,7 @@ import { errorMessage } from "../core/errors.ts";
 import type { Task } from "../core/task.ts";
 import { ACTIVE_RUN, runBatchId, type Automation, type FiredBy, type Run } from "./automation.ts";
 import type { AutomationContext } from "./automation-context.ts";
-import type { NewRun } from "./automation-store.ts";
+import type { NewRun } from "../store/automation-repository.ts";
 import type { RunRecorder } from "./run-recorder.ts";
 import { runContextLine } from "./automation-text.ts";
 import { StepPhase } from "./step-phase.ts";

@@ -1,6 +1,6 @@
 import { noticeLine } from "../core/notice-line.ts";
 import type { Automation, Run, Trigger } from "../automations/automation.ts";
-import type { AutomationStore } from "../automations/automation-store.ts";
+import type { AutomationRepository } from "../store/automation-repository.ts";
 import { firstLine } from "../automations/automation-text.ts";
 import type { RunNotice } from "../automations/run-recorder.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
@@ -10,7 +10,7 @@ import type { Proposer } from "../proposals/proposal-service.ts";
 export const DISCOVERY_ID = "audiscovery";
 
 /** What the hooks read: automations, their triggers, a task's unfinished run. */
-type DiscoveryReads = Pick<AutomationStore, "automation" | "automations" | "triggers" | "activeRunOfTask">;
+type DiscoveryReads = Pick<AutomationRepository, "automation" | "automations" | "triggers" | "activeRunOfTask">;
 
 /**
  * The run lifecycle's extra notice, with discovery on: a discovery run tells the session it

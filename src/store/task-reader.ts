@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import type { Automation, Run, Trigger } from "../automations/automation.ts";
-import { rowToAutomation, rowToRun, rowToTrigger } from "../automations/automation-rows.ts";
+import { rowToAutomation, rowToRun, rowToTrigger } from "./automation-rows.ts";
 import { SETTLED_STATUSES, UNSETTLED_STATUSES, type Task, type TaskStatus } from "../core/task.ts";
 import type { PendingNotification, TaskEvent } from "../core/task-store.ts";
 import { readRun } from "../evidence/evidence-collector.ts";

@@ -1,6 +1,6 @@
 import type { SqliteDatabase, SqliteStatement } from "../store/sqlite-driver.ts";
 import { StatementCache } from "../store/statement-cache.ts";
-import { rowToTrigger } from "../automations/automation-rows.ts";
+import { rowToTrigger } from "../store/automation-rows.ts";
 import { EVENT_KINDS, type Trigger } from "../automations/automation.ts";
 
 export type WebhookRow = { name: string; projectId: string; triggerId: string; secret: string; createdAt: number };

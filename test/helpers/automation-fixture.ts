@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { coreFixture, PARENT, MODEL } from "./core-fixture.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
-import { AutomationStore } from "../../src/automations/automation-store.ts";
+import { AutomationRepository } from "../../src/store/automation-repository.ts";
 import { AutomationContext } from "../../src/automations/automation-context.ts";
 import type { ChannelSink } from "../../src/channels/channel-sink.ts";
 import { AutomationCatalog, type AutomationFields } from "../../src/automations/automation-catalog.ts";
@@ -34,7 +34,7 @@ export function tempDb() {
 export function automationFixture(dbPath: string, overrides: Partial<Options> = {}, events?: { loaders?: SourceLoaders; directory?: string; channels?: ChannelSink }) {
   const store = SqliteTaskStore.open({ path: dbPath, projectId: "proj" });
   const core = coreFixture({ automationFailurePause: 2, ...overrides }, store);
-  const autoStore = new AutomationStore(store.db, "proj");
+  const autoStore = new AutomationRepository(store.db, "proj");
   const ctx = new AutomationContext(autoStore, core.manager, core.host, core.clock, {
     failurePause: overrides.automationFailurePause ?? 2, resultCap: 10_000,
     retentionMs: overrides.retentionDays === undefined ? undefined : overrides.retentionDays * 86_400_000,

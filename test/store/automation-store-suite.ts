@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
-import { AutomationStore } from "../../src/automations/automation-store.ts";
+import { AutomationRepository } from "../../src/store/automation-repository.ts";
 import type { Automation, Trigger } from "../../src/automations/automation.ts";
 import type { TestApi } from "./suite-support.ts";
 
@@ -20,14 +20,14 @@ const trigger = (id: string, automationId: string, nextAt?: number): Trigger => 
 
 /** The automation tables behind the plugin's SQLite driver: bun:sqlite under Bun, better-sqlite3 under Node. */
 export function defineAutomationStoreSuite({ describe, it }: TestApi): void {
-  const withStores = (fn: (open: (projectId?: string) => AutomationStore) => void) => () => {
+  const withStores = (fn: (open: (projectId?: string) => AutomationRepository) => void) => () => {
     const dir = mkdtempSync(join(tmpdir(), "obt-auto-store-"));
     const opened: SqliteTaskStore[] = [];
     try {
       fn((projectId = "project-a") => {
         const tasks = SqliteTaskStore.open({ path: join(dir, "tasks.db"), projectId });
         opened.push(tasks);
-        return new AutomationStore(tasks.db, projectId);
+        return new AutomationRepository(tasks.db, projectId);
       });
     } finally {
       for (const s of opened) s.close();
@@ -35,7 +35,7 @@ export function defineAutomationStoreSuite({ describe, it }: TestApi): void {
     }
   };
 
-  describe("AutomationStore", () => {
+  describe("AutomationRepository", () => {
     it("keeps every field of an automation and its triggers, per project", withStores((open) => {
       const store = open();
       store.saveAutomation(automation("au1"));

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Automation, Run } from "../../src/automations/automation.ts";
-import { AutomationStore } from "../../src/automations/automation-store.ts";
+import { AutomationRepository } from "../../src/store/automation-repository.ts";
 import { TaskReader } from "../../src/store/task-reader.ts";
 import { routePage } from "../../src/dashboard/dashboard-routes.ts";
 import { durationChart } from "../../src/dashboard/duration-chart.ts";
@@ -39,7 +39,7 @@ describe("dashboard pages", () => {
     dir = mkdtempSync(join(tmpdir(), "dash-pages-"));
     const path = join(dir, "tasks.db");
     const store = SqliteTaskStore.open({ path, projectId: "proj" });
-    const autos = new AutomationStore(store.db, "proj");
+    const autos = new AutomationRepository(store.db, "proj");
     autos.saveAutomation(automation("au1", { title: `Nightly "<img src=x onerror=alert(1)>"`, consecutiveFailures: 2, runCount: 5 }));
     autos.saveTrigger({ id: "tr_hourly", automationId: "au1", spec: { kind: "interval", every: "1h", everyMs: HOUR }, createdAt: NOW - 48 * HOUR, nextAt: NOW + HOUR });
     autos.saveTrigger({ id: "tr_cron", automationId: "au1", spec: { kind: "cron", cron: "0 9 * * *", timezone: "Europe/Paris" }, createdAt: NOW - 48 * HOUR, nextAt: Date.UTC(2026, 10, 27, 8, 0, 0) });

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Automation, Run } from "../../src/automations/automation.ts";
-import { AutomationStore } from "../../src/automations/automation-store.ts";
+import { AutomationRepository } from "../../src/store/automation-repository.ts";
 import { parseSteps } from "../../src/automations/step-spec.ts";
 import { main } from "../../src/cli/main.ts";
 import { routePage } from "../../src/dashboard/dashboard-routes.ts";
@@ -39,7 +39,7 @@ describe("step results in the CLI and the dashboard", () => {
     dir = mkdtempSync(join(tmpdir(), "steps-views-"));
     path = join(dir, "tasks.db");
     const store = SqliteTaskStore.open({ path, projectId: "proj" });
-    const autos = new AutomationStore(store.db, "proj");
+    const autos = new AutomationRepository(store.db, "proj");
     autos.saveAutomation(automation);
     autos.insertRun(failed);
     autos.insertRun(running);

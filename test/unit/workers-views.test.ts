@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Automation } from "../../src/automations/automation.ts";
-import { AutomationStore } from "../../src/automations/automation-store.ts";
+import { AutomationRepository } from "../../src/store/automation-repository.ts";
 import { main } from "../../src/cli/main.ts";
 import type { Task } from "../../src/core/task.ts";
 import { routePage } from "../../src/dashboard/dashboard-routes.ts";
@@ -49,7 +49,7 @@ function seed(path: string): void {
   proj.save(task("ses_boxdone", { worker: "box", status: "completed", result: "done on box", settledAt: NOW - 40 * MIN, createdAt: NOW - 50 * MIN }));
   proj.save(task("ses_spare1", { worker: "spare", createdAt: NOW - 26 * MIN }));
   proj.save(task("ses_local1", { createdAt: NOW - 25 * MIN }));
-  const autos = new AutomationStore(proj.db, "proj");
+  const autos = new AutomationRepository(proj.db, "proj");
   autos.saveAutomation(automation("auBox", { worker: "box" }));
   autos.saveAutomation(automation("auAuto", { worker: "auto" }));
   autos.saveAutomation(automation("auHere"));
@@ -72,7 +72,7 @@ function seed(path: string): void {
 function seedBefore15(path: string): void {
   const store = SqliteTaskStore.open({ path, projectId: "proj" });
   store.save(task("ses_old1", { status: "completed", result: "ok", settledAt: NOW - MIN }));
-  const autos = new AutomationStore(store.db, "proj");
+  const autos = new AutomationRepository(store.db, "proj");
   autos.saveAutomation(automation("auOld"));
   autos.insertRun({ automationId: "auOld", runNo: 1, firedBy: "manual", status: "completed", createdAt: NOW - MIN, taskId: "ses_old1" });
   store.db.exec("DROP TABLE worker_health; ALTER TABLE tasks DROP COLUMN worker; ALTER TABLE automations DROP COLUMN worker; DELETE FROM schema_migrations WHERE version >= 15");

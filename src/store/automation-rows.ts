@@ -1,8 +1,8 @@
-import type { SqlRow, SqlValue } from "../store/sqlite-driver.ts";
+import type { SqlRow, SqlValue } from "./sqlite-driver.ts";
 import type { ModelRef } from "../core/task.ts";
-import type { Automation, Proposal, Run, Trigger, TriggerSpec } from "./automation.ts";
+import type { Automation, Proposal, Run, Trigger, TriggerSpec } from "../automations/automation.ts";
 import type { Expectation } from "../evidence/expectation-check.ts";
-import type { Step, StepResult } from "./step-spec.ts";
+import type { Step, StepResult } from "../automations/step-spec.ts";
 
 /** The automations table's columns, in the order `automationToParams` binds them. */
 export const AUTOMATION_COLUMNS = [

@@ -1,7 +1,7 @@
-import type { SqliteDatabase, SqliteStatement, SqlValue } from "../store/sqlite-driver.ts";
-import type { Automation, Run, RunStatus, Trigger } from "./automation.ts";
+import type { SqliteDatabase, SqliteStatement, SqlValue } from "./sqlite-driver.ts";
+import type { Automation, Run, RunStatus, Trigger } from "../automations/automation.ts";
 import { AUTOMATION_COLUMNS, automationToParams, rowToAutomation, rowToRun, rowToTrigger, specToJson } from "./automation-rows.ts";
-import { StatementCache } from "../store/statement-cache.ts";
+import { StatementCache } from "./statement-cache.ts";
 
 const UPSERT_AUTOMATION = `INSERT INTO automations (${AUTOMATION_COLUMNS.join(", ")})
   VALUES (${AUTOMATION_COLUMNS.map(() => "?").join(", ")})
@@ -31,7 +31,7 @@ const sqlValue = (value: unknown): SqlValue => {
  * scoped to one project. It shares the task store's connection, so that a run row written in a
  * settle listener commits with the settle.
  */
-export class AutomationStore {
+export class AutomationRepository {
   private statements = new StatementCache();
 
   constructor(private db: SqliteDatabase, readonly projectId: string) {}
