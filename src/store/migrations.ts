@@ -409,6 +409,20 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE notifications ADD COLUMN visible TEXT; -- NULL: queued before this version (a line is made from the text)
     `,
   },
+  {
+    version: 19,
+    name: "a run row links to its task by task_id alone: unfinished runs whose task was named only by its batch id (auto_<automation>_<run>) get the link",
+    sql: `
+      -- Since this version the link is written with the task itself; before, a crash between the two left it to the batch id.
+      -- Ended runs already carry their task (or had none: steps only), so only unfinished ones are filled.
+      UPDATE automation_runs SET task_id = (
+        SELECT t.id FROM tasks t WHERE t.project_id = automation_runs.project_id
+          AND t.batch_id = 'auto_' || automation_runs.automation_id || '_' || automation_runs.run_no
+        ORDER BY t.created_at DESC LIMIT 1
+      )
+      WHERE task_id IS NULL AND run_no IS NOT NULL AND status IN ('starting', 'running');
+    `,
+  },
 ];
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (

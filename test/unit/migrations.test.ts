@@ -35,4 +35,31 @@ describe("migrations", () => {
     assert.deepEqual(appliedVersions(db), MIGRATIONS.map((m) => m.version));
     db.close();
   });
+
+  it("migration 19: an unfinished run named by its task's batch id only gets the task_id link; ended and taskless runs are left", () => {
+    const path = join(dir, "v18.db");
+    const old = openSqlite(path);
+    old.exec("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
+    for (const m of MIGRATIONS.filter((m) => m.version <= 18)) {
+      old.exec(m.sql);
+      old.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, 0)").run(m.version, m.name);
+    }
+    const task = (id: string, batch: string) => old.prepare(`INSERT INTO tasks (project_id, id, parent_session_id, batch_id, description, prompt, agent, model, parent_agent,
+      status, is_forked, resume_count, tool_calls, last_tools, last_activity_at, created_at, prompted_at)
+      VALUES ('p', ?, 'ses_parent', ?, 'run', 'do it', 'general', '{"providerID":"a","modelID":"b"}', 'build', 'running', 0, 0, 0, '[]', 5, 5, 5)`).run(id, batch);
+    const run = (no: number, status: string) => old.prepare(`INSERT INTO automation_runs (project_id, automation_id, run_no, fired_by, status, created_at)
+      VALUES ('p', 'au1', ?, 'manual', ?, 5)`).run(no, status);
+    task("ses_crashed", "auto_au1_1");
+    run(1, "running"); // its process died between saving the task and linking the run
+    run(2, "completed"); // steps only: never had a task
+    task("ses_other", "auto_au1_3");
+    run(3, "error"); // ended: not touched
+    old.close();
+
+    SqliteTaskStore.open({ path, projectId: "p" }).close();
+    const db = openSqlite(path);
+    const links = db.prepare("SELECT run_no, task_id FROM automation_runs ORDER BY run_no").all().map((r) => [r.run_no, r.task_id]);
+    assert.deepEqual(links, [[1, "ses_crashed"], [2, null], [3, null]]);
+    db.close();
+  });
 });
