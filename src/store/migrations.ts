@@ -422,6 +422,12 @@ export const MIGRATIONS: readonly Migration[] = [
       )
       WHERE task_id IS NULL AND run_no IS NOT NULL AND status IN ('starting', 'running');
     `,
+  },  {
+    version: 20,
+    name: "one claim rule: a webhook delivery's claim records when it was taken, so a claim whose holder cannot be asked expires",
+    sql: `
+      ALTER TABLE webhook_deliveries ADD COLUMN claimed_at INTEGER; -- NULL: claimed before this version (treated as expired)
+    `,
   },
 ];
 
