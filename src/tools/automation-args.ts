@@ -28,7 +28,7 @@ export function withoutWorker<T extends Record<string, unknown>>(shape: T, hasWo
  * A trigger: one kind key plus that kind's fields. The shapes are shown once, in task_create's
  * `triggers` description; a wrong combination is refused with them (a shared character budget).
  */
-export const triggerArg = (s: S) => {
+export const triggerArg = (s: S) => shared(s, "trigger", () => {
   const text = s.string().optional();
   const list = s.array(s.string()).optional();
   return s.object({
@@ -36,7 +36,7 @@ export const triggerArg = (s: S) => {
     diff: s.enum(["hash", "full", "exit_code"]).optional(), timeout: text, webhook: text, secret: text, github: text,
     events: s.array(s.enum(GITHUB_EVENTS)).optional(), ref: text,
   }).strict();
-};
+});
 
 /** What task_create says about its triggers: each kind's shape, once. */
 export const TRIGGERS_DESCRIPTION = `One kind key each: every, cron (+timezone), at, watch (paths, globs), command (fires when its output changes), webhook, github ("owner/repo" or ".")`;
@@ -45,7 +45,7 @@ export const TRIGGERS_DESCRIPTION = `One kind key each: every, cron (+timezone),
  * The definition fields task_create and task_update share (all optional here). Defaults and what
  * expect means are said in task_create only: the model reads both, and they share a token budget.
  */
-export const fieldArgs = (s: S, forCreate: boolean) => ({
+export const fieldArgs = (s: S, forCreate: boolean) => shared(s, `fields ${forCreate}`, () => ({
   prompt: s.string().optional(),
   agent: forCreate ? s.string().optional().describe("default general") : s.string().optional(),
   model: s.string().optional(),
@@ -60,7 +60,20 @@ export const fieldArgs = (s: S, forCreate: boolean) => ({
   channels: forCreate ? s.array(s.string()).optional().describe("configured channel names") : s.array(s.string()).optional(),
   report: s.enum(["session", "channels"]).optional(),
   worker: s.string().optional(),
-});
+}));
+
+/**
+ * Zod schemas are immutable, so the task_* tools share one instance of each argument shape: every
+ * schema built at start costs memory in every OpenCode process (about 9 KB each, and building
+ * hundreds makes the runtime compile zod's constructors), and most processes never call a task_* tool.
+ */
+const built = new WeakMap<S, Map<string, unknown>>();
+function shared<T>(s: S, key: string, build: () => T): T {
+  const byKey = built.get(s) ?? new Map<string, unknown>();
+  built.set(s, byKey);
+  if (!byKey.has(key)) byKey.set(key, build());
+  return byKey.get(key) as T;
+}
 
 /** Steps: shell commands run before the prompt, or instead of it. */
 const stepsArg = (s: S) =>
