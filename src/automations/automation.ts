@@ -151,12 +151,17 @@ export function neverApproved(a: Automation): boolean {
   return !a.enabled && a.runCount === 0 && a.pausedReason === undefined;
 }
 
-/** The batch id (the core's parentMessageID) of an automation run: it names the run. */
-export function runBatchId(automationId: string, runNo: number): string {
+/**
+ * A run's name, `auto_<automation>_<run no>`: what a person types to cancel a run in its steps
+ * phase (background_cancel, the dashboard), and its task's batch id, so that background_list
+ * groups the run. A name, not a link: a run finds its task by its task_id column.
+ */
+export function runName(automationId: string, runNo: number): string {
   return `auto_${automationId}_${runNo}`;
 }
 
-export function parseRunBatchId(batchId: string): { automationId: string; runNo: number } | undefined {
-  const match = /^auto_([a-z0-9]+)_(\d+)$/.exec(batchId);
+/** The automation and run number a run's name gives; undefined for any other text. */
+export function parseRunName(name: string): { automationId: string; runNo: number } | undefined {
+  const match = /^auto_([a-z0-9]+)_(\d+)$/.exec(name);
   return match ? { automationId: match[1]!, runNo: Number(match[2]) } : undefined;
 }

@@ -1,7 +1,7 @@
 
 import type { Task } from "../core/task.ts";
 import { maskSecrets } from "../core/mask-secrets.ts";
-import { parseRunBatchId, type Run, type Trigger } from "./automation.ts";
+import { parseRunName, type Run, type Trigger } from "./automation.ts";
 import type { AutomationContext } from "./automation-context.ts";
 import { AutomationScheduler } from "./automation-scheduler.ts";
 import { firstLine } from "./automation-text.ts";
@@ -165,7 +165,7 @@ export class RunLifecycle {
 
   /** The run a user-facing run name (`auto_<automation>_<run>`) names: a name typed by a person, not a link. */
   private namedRun(runName: string): Run | undefined {
-    const named = parseRunBatchId(runName.trim());
+    const named = parseRunName(runName.trim());
     return named && this.ctx.store.runByNumber(named.automationId, named.runNo);
   }
 

@@ -1,6 +1,6 @@
 import { errorMessage } from "../core/errors.ts";
 import type { Task } from "../core/task.ts";
-import { ACTIVE_RUN, runBatchId, type Automation, type FiredBy, type Run } from "./automation.ts";
+import { ACTIVE_RUN, runName, type Automation, type FiredBy, type Run } from "./automation.ts";
 import type { AutomationContext } from "./automation-context.ts";
 import type { NewRun } from "../store/automation-repository.ts";
 import type { RunRecorder } from "./run-recorder.ts";
@@ -154,7 +154,7 @@ export class RunStarter {
     }
     const prompt = runPrompt(runContextLine(a, run, trigger, note), workspace, a.prompt, stepsText);
     const task = await manager.launch({
-      parentSessionID: a.reportTo, parentMessageID: runBatchId(a.id, run.runNo!), parentAgent: a.reportAgent,
+      parentSessionID: a.reportTo, parentMessageID: runName(a.id, run.runNo!), parentAgent: a.reportAgent,
       parentModel: a.reportModel, description: `${a.title} (automation run #${run.runNo})`, prompt, agent: a.agent,
       model: a.model, notify: false, extras: { expect: a.expect }, ...(a.worker ? { worker: a.worker } : {}),
       onSaved: (saved) => this.ctx.runs.link(run.id, saved.id),

@@ -1,5 +1,5 @@
 import { DAY_MS } from "../core/clock.ts";
-import { isEventSpec, runBatchId, type Run, type Trigger } from "../automations/automation.ts";
+import { isEventSpec, runName, type Run, type Trigger } from "../automations/automation.ts";
 import type { Step, StepResult } from "../automations/step-spec.ts";
 import { stepLine } from "../automations/step-text.ts";
 import { describeTrigger, nextOccurrence } from "../automations/trigger-spec.ts";
@@ -129,7 +129,7 @@ function runTable(runs: RunWithTask[], projectId: string, now: number, back: str
   if (runs.length === 0) return html`<p class="none">No runs match.</p>`;
   return html`<table class="runs"><thead><tr><th>run</th><th>fired by</th><th>status</th><th>started</th><th>took</th><th>summary</th></tr></thead><tbody>
 ${runs.map((r) => html`<tr data-run="${r.id}"><td>${r.taskId ? html`<a href="${taskHref(projectId, r.taskId)}">#${r.runNo ?? "-"}</a>` : `#${r.runNo ?? "-"}`}${runWhere(r)}</td>
-<td>${r.firedBy}${r.eventSummary ? html`: ${r.eventSummary}${r.eventFolded ? ` (+${r.eventFolded} folded)` : ""}` : ""}</td><td>${status(r.status)}${inSteps(r) ? html` ${commandButton("cancel_task", projectId, runBatchId(r.automationId, r.runNo!), back)}` : ""}</td><td>${time(r.startedAt ?? r.plannedAt ?? r.createdAt)}</td>
+<td>${r.firedBy}${r.eventSummary ? html`: ${r.eventSummary}${r.eventFolded ? ` (+${r.eventFolded} folded)` : ""}` : ""}</td><td>${status(r.status)}${inSteps(r) ? html` ${commandButton("cancel_task", projectId, runName(r.automationId, r.runNo!), back)}` : ""}</td><td>${time(r.startedAt ?? r.plannedAt ?? r.createdAt)}</td>
 <td>${r.startedAt !== undefined ? duration(r.startedAt, r.endedAt ?? now) : "-"}</td>
 <td>${preview(r.summary ?? (r.missedCount ? `${r.missedCount} occurrence(s) missed` : r.skipReason), 160)}${r.steps?.length ? stepResults(r.steps) : ""}</td></tr>`)}</tbody></table>`;
 }

@@ -1,4 +1,4 @@
-import { parseRunBatchId } from "../automations/automation.ts";
+import { parseRunName } from "../automations/automation.ts";
 import { UNSETTLED_STATUSES } from "../core/task.ts";
 import type { TaskEvent } from "../core/task-store.ts";
 import { evidenceDetails } from "../evidence/evidence-summary.ts";
@@ -23,7 +23,7 @@ export type TaskData = {
 
 export function taskPage(data: TaskData, frame: { projects: ProjectRef[]; project?: string; path: string }, now: number): SafeHtml {
   const t = data.task;
-  const run = parseRunBatchId(t.batchId);
+  const run = parseRunName(t.batchId);
   const evidence = data.evidence.map(evidenceDetails).filter((text) => !/Files: none\n  Commands: none\n  Failed tools: none$/.test(text));
   const body = html`
 <h1>${t.description}</h1>

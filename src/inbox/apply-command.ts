@@ -2,7 +2,7 @@ import type { Automations } from "../automations/automation-layer.ts";
 import type { AutomationAccess } from "../automations/automation-access.ts";
 import type { TaskManager } from "../core/task-manager.ts";
 import { isSettled } from "../core/task.ts";
-import { parseRunBatchId } from "../automations/automation.ts";
+import { parseRunName } from "../automations/automation.ts";
 import type { Host } from "../host/host.ts";
 import type { InboxCommand } from "./inbox-command.ts";
 import { changedSinceLooked, proposalVersion } from "../proposals/proposal-version.ts";
@@ -19,7 +19,7 @@ export type CommandHandler = {
 export function commandHandler(manager: TaskManager, automations: AutomationAccess | undefined, host: Host): CommandHandler {
   return {
     apply: async (command) => {
-      if (command.kind === "cancel_task" && parseRunBatchId(command.targetId)) return cancelSteps(await automations?.ifWanted(), command.targetId);
+      if (command.kind === "cancel_task" && parseRunName(command.targetId)) return cancelSteps(await automations?.ifWanted(), command.targetId);
       if (command.kind === "cancel_task") return cancelTask(manager, command.targetId);
       if (!automations) throw new Error("Automations are off in this OpenCode (plugin option automations: false).");
       return applyToAutomation(await automations.load(), command);
@@ -29,7 +29,7 @@ export function commandHandler(manager: TaskManager, automations: AutomationAcce
     owns: async (command) => {
       if (command.kind !== "cancel_task") return true;
       // A run in its steps phase (named by its batch id) is cancelled by the process running them.
-      if (parseRunBatchId(command.targetId)) return automations?.loaded()?.runs.runsStepsOf(command.targetId) ?? false;
+      if (parseRunName(command.targetId)) return automations?.loaded()?.runs.runsStepsOf(command.targetId) ?? false;
       const task = manager.get(command.targetId);
       if (!task || task.status === "queued" || isSettled(task.status)) return true;
       return (await host.statuses())[task.id] !== undefined;

@@ -1,6 +1,6 @@
 import { defineTool } from "./tool-kit.ts";
 import type { AutomationToolDeps } from "./automation-args.ts";
-import { neverApproved, runBatchId } from "../automations/automation.ts";
+import { neverApproved, runName } from "../automations/automation.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
 import { approvalText, approve } from "./task-create.ts";
 
@@ -18,7 +18,7 @@ export function taskRunTool({ automations, onCrash }: AutomationToolDeps) {
       const { run, task } = await automations.runs.runNow(a.id);
       if (run.status === "skipped") return `Not run: the previous run of ${run.automationId} is still running (overlap: skip).`;
       if (run.status === "waiting") return `Queued: it starts when the previous run of ${run.automationId} ends (overlap: queue).`;
-      if (!task && run.status === "running") return `Started run #${run.runNo} of ${run.automationId}: its steps run first (cancel: background_cancel ${runBatchId(run.automationId, run.runNo!)}); results report by the automation's notify policy.`;
+      if (!task && run.status === "running") return `Started run #${run.runNo} of ${run.automationId}: its steps run first (cancel: background_cancel ${runName(run.automationId, run.runNo!)}); results report by the automation's notify policy.`;
       if (!task) return `Run #${run.runNo} of ${run.automationId} did not start: ${run.summary ?? run.status}`;
       return `Started run #${run.runNo} of ${run.automationId} as background task ${task.id}; results report by the automation's notify policy.`;
     },
