@@ -41,8 +41,7 @@ async function startPlugin(input: PluginInput, rawOptions?: unknown): Promise<Ho
   const onCrash = (message: string, error: unknown) => logError(host, message, error);
   let options: Options;
   let store: SqliteTaskStore;
-  let manager: TaskManager;
-  let evidence!: EvidenceService; // built by the manager, through its hooks
+  let manager: TaskManager<EvidenceService>;
   let retention: { stop(): void };
   let workers: Workers | undefined;
   try {
@@ -65,10 +64,11 @@ async function startPlugin(input: PluginInput, rawOptions?: unknown): Promise<Ho
     const coreHost = workers?.host ?? host;
     manager = new TaskManager(coreHost, store, systemClock, options, {
       forks: createForkSupport(coreHost, forkLimits(options)),
-      hooks: (running) => (evidence = new EvidenceService(running, evidenceStore, input.directory, options)),
+      // A worker's task files are read through its API.
+      hooks: (running) => new EvidenceService(running, evidenceStore, input.directory, options, workers && ((task) => workers!.filesOf(task))),
       placement: workers?.placement,
     });
-    if (workers) attachWorkers(workers, manager, evidence);
+    if (workers) attachWorkers(workers, manager);
   } catch (error) {
     onCrash("opencode-errands could not start", error);
     return { tool: buildTools({ unavailable: errorMessage(error) }) };
@@ -78,7 +78,7 @@ async function startPlugin(input: PluginInput, rawOptions?: unknown): Promise<Ho
   // Loaded only when the project has use for it: before the core starts if it has an automation or a proposal, else at the first need.
   const automations = options.automations ? new LazyAutomations({
     build: async () => (await import("./plugin/build-automations.ts")).buildAutomations({
-      store, manager, host, clock: systemClock, directory: input.directory, filesWrittenBy: (taskId) => evidence.filesWritten(taskId),
+      store, manager, host, clock: systemClock, directory: input.directory, filesWrittenBy: (taskId) => manager.hooks.filesWritten(taskId),
     }, options, onCrash),
     wanted: () => options.discovery !== false || projectHasAutomations(store.db, store.projectId),
     onCrash,
@@ -104,7 +104,7 @@ async function startPlugin(input: PluginInput, rawOptions?: unknown): Promise<Ho
       }
       host.log("info", "background tasks disposed").catch(() => undefined);
     },
-    tool: buildTools({ manager, clock: systemClock, options, onCrash, evidence, automations }),
+    tool: buildTools({ manager, clock: systemClock, options, onCrash, evidence: manager.hooks, automations }),
     config: async (config) => {
       try {
         if (automations) askForAutomationsByDefault(config as { permission?: unknown });
@@ -116,7 +116,7 @@ async function startPlugin(input: PluginInput, rawOptions?: unknown): Promise<Ho
       try {
         const normalized = normalizeEvent(event);
         if (normalized) manager.handleEvent(normalized);
-        if (normalized) evidence.handleEvent(normalized);
+        if (normalized) manager.hooks.handleEvent(normalized);
       } catch (error) {
         onCrash("Event handling failed", error);
       }
@@ -124,7 +124,7 @@ async function startPlugin(input: PluginInput, rawOptions?: unknown): Promise<Ho
     "tool.execute.before": async (call, output) => {
       try {
         const paths = filesAboutToBeWritten(call.tool, output.args);
-        if (paths.length > 0) await evidence.beforeWrite(call.sessionID, paths);
+        if (paths.length > 0) await manager.hooks.beforeWrite(call.sessionID, paths);
       } catch (error) {
         onCrash("Could not record a file before a write", error);
       }
@@ -146,12 +146,11 @@ async function startPlugin(input: PluginInput, rawOptions?: unknown): Promise<Ho
   };
 }
 
-/** A worker's events reach the core and the evidence hooks as the local server's do; its files are read through its API. */
-function attachWorkers(workers: Workers, manager: TaskManager, evidence: EvidenceService): void {
-  evidence.filesOf = (task) => workers.filesOf(task);
+/** A worker's events reach the core and the evidence hooks as the local server's do. */
+function attachWorkers(workers: Workers, manager: TaskManager<EvidenceService>): void {
   workers.attach(manager, (event) => {
     manager.handleEvent(event);
-    evidence.handleEvent(event);
+    manager.hooks.handleEvent(event);
   });
 }
 

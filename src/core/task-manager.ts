@@ -41,14 +41,14 @@ export type ManagerConfig = {
 };
 
 /** What layers above the core plug in, given at construction. */
-export type ManagerParts = {
+export type ManagerParts<Hooks extends TaskHooks = TaskHooks> = {
   /** How a fork is made and first prompted; without it a fork launch is refused. */
   forks?: ForkSupport;
   /**
    * Builds the hooks (evidence, expectations, milestones) on the view of running tasks. Called
    * once, inside the constructor: the view may be kept, but not used before the constructor returns.
    */
-  hooks?: (tasks: RunningTasks) => TaskHooks;
+  hooks?: (tasks: RunningTasks) => Hooks;
   /** Other OpenCode servers (workers) that may run children; `host` must then route by session. */
   placement?: Placement;
 };
@@ -57,9 +57,11 @@ export type ManagerParts = {
 export type NotificationInput = { id: string; parentSessionID: string; taskId: string; text: string; visible?: string; wake: boolean; agent?: string; model?: ModelRef };
 
 /** What the tools call: launch, resume, cancel, wait, list, clear. */
-export class TaskManager {
+export class TaskManager<Hooks extends TaskHooks = TaskHooks> {
   /** The run of each task and its one settle; layers above the core hook in through it (evidence). */
   readonly life: TaskLifecycle;
+  /** The hooks built by `parts.hooks` (the composition root gets its evidence service here); none: `{}`. */
+  readonly hooks: Hooks;
   private ctx: CoreContext;
   private notifier: ParentNotifier;
   private waiters: SettleWaiters;
@@ -76,13 +78,14 @@ export class TaskManager {
    * settles subscribe to `life.events`, and the hooks are built here (nothing is set after
    * construction). Never throws: a store that fails now is logged, and `start` and the poll retry.
    */
-  constructor(host: Host, store: TaskStore, clock: Clock, private config: ManagerConfig, { forks, hooks, placement }: ManagerParts = {}) {
+  constructor(host: Host, store: TaskStore, clock: Clock, private config: ManagerConfig, { forks, hooks, placement }: ManagerParts<Hooks> = {}) {
     this.health = new StoreHealth(clock);
     const ctx: CoreContext = { host, store: this.health.watch(store), clock, log: new CoreLog(host) };
     this.ctx = ctx;
     this.notifier = new ParentNotifier({ host, store: ctx.store, clock, resultCap: config.resultCapChars, onError: (m, e) => ctx.log.error(m, e) });
     this.waiters = new SettleWaiters(clock);
-    this.life = new TaskLifecycle(ctx, this.notifier, hooks?.(this.runningTasks()) ?? {});
+    this.hooks = hooks?.(this.runningTasks()) ?? ({} as Hooks);
+    this.life = new TaskLifecycle(ctx, this.notifier, this.hooks);
     this.life.events.on("settled", (task) => this.waiters.notifySettled(task.id));
     this.life.events.on("settled", (task) => this.notifier.deliver(task.parentSessionID));
     this.scheduler = new TaskScheduler(ctx, this.life, config, firstPromptWith(forks), placement && ((worker) => placement.capacity(worker)));

@@ -28,10 +28,11 @@ export class EvidenceService implements TaskHooks {
   readonly collector: EvidenceCollector;
   private loops: LoopDetector;
 
-  /** Where a task's files are read when its child runs on a worker (set when workers are configured). */
-  filesOf: (task: Task) => FileReader | undefined = () => undefined;
-
-  constructor(private tasks: RunningTasks, private store: EvidenceStore, private projectDir: string, private config: EvidenceConfig) {
+  /** `filesOf`: where a task's files are read when its child runs on a worker (none: the project directory). */
+  constructor(
+    private tasks: RunningTasks, private store: EvidenceStore, private projectDir: string, private config: EvidenceConfig,
+    private filesOf: (task: Task) => FileReader | undefined = () => undefined,
+  ) {
     this.collector = new EvidenceCollector(store, (id) => this.runOf(id));
     this.loops = new LoopDetector(config.stalledLoopLimit);
   }

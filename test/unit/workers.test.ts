@@ -4,6 +4,7 @@ import { FakeClock, flush } from "../helpers/fake-clock.ts";
 import { FakeHost } from "../helpers/fake-host.ts";
 import { MemoryTaskStore } from "../../src/core/memory-task-store.ts";
 import { TaskManager } from "../../src/core/task-manager.ts";
+import type { Task } from "../../src/core/task.ts";
 import { buildTools } from "../../src/tools/build-tools.ts";
 import { DEFAULT_OPTIONS, type Options } from "../../src/options/options.ts";
 import { RoutedHost } from "../../src/workers/routed-host.ts";
@@ -35,19 +36,19 @@ function setup(overrides: Partial<Options> = {}) {
     });
   }
   const options = { ...DEFAULT_OPTIONS, maxConcurrentPerModel: 4, ...overrides };
-  let manager!: TaskManager;
+  let manager!: TaskManager<EvidenceService>;
   const routed = new RoutedHost(local, links, {
     workerOf: (id) => manager.get(id)?.worker,
     runningOn: (worker) => manager.activeTasks().filter((t) => t.worker === worker).map((t) => t.id),
   });
   const placement = new WorkerPlacement(local, links, { toolOutputLimit: 1500, tokenCap: 100_000 });
-  let evidence!: EvidenceService;
+  const filesOf = (task: Task) => (task.worker ? (path: string) => links.get(task.worker!)!.fileContent(path) : undefined);
   manager = new TaskManager(routed, new MemoryTaskStore(), clock, options, {
     placement,
     forks: createForkSupport(routed, { toolOutputLimit: 1500, tokenCap: 100_000 }),
-    hooks: (running) => (evidence = new EvidenceService(running, new MemoryEvidenceStore(), "/nonexistent", options)),
+    hooks: (running) => new EvidenceService(running, new MemoryEvidenceStore(), "/nonexistent", options, filesOf),
   });
-  evidence.filesOf = (task) => (task.worker ? (path) => links.get(task.worker!)!.fileContent(path) : undefined);
+  const evidence = manager.hooks;
   const supervisor = new WorkerSupervisor(manager, clock, GRACE_MS, () => {});
   for (const host of [local, ...[...links.values()].map((l) => l.fake)]) host.onEvent((e) => { manager.handleEvent(e); evidence.handleEvent(e); });
   const tools = buildTools({ manager, clock, options: { ...options, workers: [...links.values()] } as never, onCrash: () => {} });
