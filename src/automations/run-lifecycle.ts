@@ -1,17 +1,15 @@
-
-import type { Task } from "../core/task.ts";
+import { AutomationRefusal } from "../core/errors.ts";
 import { maskSecrets } from "../core/mask-secrets.ts";
-import { parseRunName, type Run, type Trigger } from "./automation.ts";
+import type { Task } from "../core/task.ts";
+import { parseRunName, type Automation, type Run, type Trigger } from "./automation.ts";
 import type { AutomationContext } from "./automation-context.ts";
 import { AutomationScheduler } from "./automation-scheduler.ts";
 import { firstLine } from "./automation-text.ts";
 import { RunRecorder, type RunNotice } from "./run-recorder.ts";
 import { RunStarter } from "./run-starter.ts";
-import type { Automation } from "./automation.ts";
 import type { EventSources } from "../triggers/event-sources.ts";
 import type { FireResult } from "../triggers/source-loaders.ts";
 import type { TriggerEvent } from "../triggers/trigger-source.ts";
-import { AutomationRefusal } from "../core/errors.ts";
 
 /** An event's data in a run's prompt: at most this many characters. */
 const EVENT_DATA_CAP = 8192;
@@ -190,11 +188,11 @@ export class RunLifecycle {
     store.purgeRunsOlderThan(clock.now() - config.retentionMs);
   }
 
-  /** Runs cut off by a crash, or whose task settled unseen, are ended (see RunRecorder.reconcile). */
+  /** Runs cut off by a crash, or whose task settled unseen, are ended (see RunRecorder.endStrandedRuns). */
   private recoverRuns(): void {
     const { store } = this.ctx;
     store.transaction(() => {
-      for (const a of store.automations()) this.recorder.reconcile(a.id);
+      for (const a of store.automations()) this.recorder.endStrandedRuns(a.id);
     });
   }
 }

@@ -124,10 +124,10 @@ export class RunRecorder {
   /**
    * Inside a transaction: ends the automation's active runs that can no longer end by themselves:
    * a run whose task settled where no settle listener heard it (a process with automations off),
-   * and a run still `starting` long after it was claimed (its process died before the launch).
-   * Returns the runs still active.
+   * a run still `starting` long after it was claimed (its process died before the launch), and a
+   * run in a steps phase that no live process runs. Returns the runs still active.
    */
-  reconcile(automationId: string): Run[] {
+  endStrandedRuns(automationId: string): Run[] {
     const { store, manager, clock } = this.ctx;
     return store.runsWithStatus(automationId, ACTIVE_RUN).filter((run) => {
       const task = run.taskId ? manager.get(run.taskId) : undefined;
@@ -149,7 +149,6 @@ export class RunRecorder {
       return true;
     });
   }
-
 }
 
 /** A run whose process stopped in its steps phase: which step was cut off; it is not run again by itself. */

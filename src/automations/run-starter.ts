@@ -35,7 +35,7 @@ export class RunStarter {
     const now = clock.now();
     const { event, ...when } = firing;
     const base: NewRun = { automationId: a.id, ...when, status: "starting", createdAt: now, eventSummary: event?.summary, eventData: event?.data };
-    const active = this.recorder.reconcile(a.id);
+    const active = this.recorder.endStrandedRuns(a.id);
     const busy = active.length > 0;
     if (busy && event) return this.foldEvent(a, base, active[0]!);
     if (busy && a.overlap === "skip") return runs.insert({ ...base, status: "skipped", skipReason: "overlap" });
