@@ -19,7 +19,7 @@ import { systemClock } from "../src/core/clock.ts";
 import { TaskManager } from "../src/core/task-manager.ts";
 import type { Host } from "../src/host/host.ts";
 import { DEFAULT_OPTIONS } from "../src/options/options.ts";
-import { SqliteTaskStore } from "../src/store/sqlite-task-store.ts";
+import { Store } from "../src/store/store.ts";
 import { createAutomations } from "../src/automations/create-automations.ts";
 import type { Automations } from "../src/automations/automation-layer.ts";
 import { percentile } from "./stats.ts";
@@ -47,9 +47,9 @@ function instantHost(): Host {
 }
 
 function open(dir: string, name: string) {
-  const store = SqliteTaskStore.open({ path: join(dir, `${name}.db`), projectId: "bench" });
+  const store = Store.open({ path: join(dir, `${name}.db`), projectId: "bench" });
   const host = instantHost();
-  const manager = new TaskManager(host, store, systemClock, DEFAULT_OPTIONS);
+  const manager = new TaskManager(host, store.tasks, systemClock, DEFAULT_OPTIONS);
   const automations = createAutomations({ store, manager, host, clock: systemClock, directory: dir }, DEFAULT_OPTIONS);
   return { store, manager, automations };
 }
@@ -81,7 +81,7 @@ async function idleCpuMs(seconds: number): Promise<number> {
   return (used.user + used.system) / 1000;
 }
 
-async function lateness(service: Automations, manager: TaskManager, store: SqliteTaskStore): Promise<number[]> {
+async function lateness(service: Automations, manager: TaskManager, store: Store): Promise<number[]> {
   // 200 six-field crons, all in the next whole minute that starts at least 5 s from now.
   const minuteStart = Math.ceil((Date.now() + 5000) / 60_000) * 60_000;
   const at = new Date(minuteStart);

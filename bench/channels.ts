@@ -11,6 +11,8 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 import { ChannelDelivery } from "../src/channels/channel-delivery.ts";
+import { newClaimer } from "../src/core/claims.ts";
+import { ChannelOutboxRepository } from "../src/store/channel-outbox-repository.ts";
 type ChannelFormat = "json" | "slack" | "discord" | "ntfy";
 import type { ChannelNotice } from "../src/channels/channel-message.ts";
 import { migrate } from "../src/store/migrations.ts";
@@ -32,7 +34,7 @@ export async function runChannelsBench({ notifications = 200, print = true } = {
   const db = openSqlite(join(dir, "bench.db"));
   migrate(db);
   const channels = Object.fromEntries(FORMATS.map((f) => [f, { url: receiver.url(`/${f}`), format: f, ...(f === "json" ? { secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" } : {}) }]));
-  const delivery = new ChannelDelivery({ db, projectId: "bench", channels, log: (m) => console.error(m) });
+  const delivery = new ChannelDelivery({ outbox: new ChannelOutboxRepository(db, "bench", newClaimer()), channels, log: (m) => console.error(m) });
   delivery.start();
   let runId = 0;
   const enqueue = (format: ChannelFormat): number => {

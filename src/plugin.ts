@@ -10,21 +10,20 @@ import { buildTools } from "./tools/build-tools.ts";
 import { createForkSupport } from "./fork/fork-preparer.ts";
 import { ForkContextTransform } from "./fork/fork-context-transform.ts";
 import type { ForkMessage } from "./fork/fork-types.ts";
-import { SqliteTaskStore } from "./store/sqlite-task-store.ts";
+import { Store } from "./store/store.ts";
 import { defaultDbPath } from "./store/default-db-path.ts";
 import { countingHost } from "./host/counting-host.ts";
 import { CRASH_FAULT_ENV, withCrashFault } from "./host/crash-fault-host.ts";
 import { startRetention } from "./store/retention.ts";
 import { filesAboutToBeWritten } from "./host/tool-call-info.ts";
 import { EvidenceService } from "./evidence/evidence-service.ts";
-import { SqliteEvidenceStore } from "./store/sqlite-evidence-store.ts";
+import type { SqliteEvidenceStore } from "./store/sqlite-evidence-store.ts";
 import { askForAutomationsByDefault } from "./plugin/automation-permission.ts";
 import { LazyAutomations } from "./plugin/lazy-automations.ts";
-import { projectHasAutomations } from "./store/automation-presence.ts";
 import { InboxApplier } from "./inbox/inbox-applier.ts";
 import { commandHandler } from "./inbox/apply-command.ts";
 import { serveDashboardFromPlugin } from "./dashboard/serve-from-plugin.ts";
-import { projectDirectory, recordProjectDirectory } from "./store/project-directory.ts";
+import { projectDirectory } from "./store/project-repository.ts";
 import type { Workers } from "./workers/workers.ts";
 
 /** The plugin: wires the host adapter, the store and the task core, and registers the tools. Never throws. */
@@ -40,16 +39,16 @@ async function startPlugin(input: PluginInput, rawOptions?: unknown): Promise<Ho
   const { host, stopStats } = withStatsLogging(withCrashFault(createOpencodeHost(input.client), process.env[CRASH_FAULT_ENV]));
   const onCrash = (message: string, error: unknown) => logError(host, message, error);
   let options: Options;
-  let store: SqliteTaskStore;
+  let store: Store;
   let manager: TaskManager<EvidenceService>;
   let retention: { stop(): void };
   let workers: Workers | undefined;
   try {
     options = parseOptions(rawOptions);
-    store = SqliteTaskStore.open({ path: options.dbPath || defaultDbPath(), projectId: input.project?.id ?? input.directory });
+    store = Store.open({ path: options.dbPath || defaultDbPath(), projectId: input.project?.id ?? input.directory });
     rememberDirectory(store, input, onCrash);
     retention = startRetention({
-      purge: (cutoffMs) => store.purgeOlderThan(cutoffMs),
+      purge: (cutoffMs) => store.tasks.purgeOlderThan(cutoffMs),
       retentionMs: options.retentionDays * DAY_MS,
       clock: systemClock,
       onError: onCrash,
@@ -57,12 +56,12 @@ async function startPlugin(input: PluginInput, rawOptions?: unknown): Promise<Ho
     const evidenceStore = evidenceStoreOf(store, onCrash);
     // Loaded only when workers are configured: every OpenCode process pays for what the plugin imports.
     workers = options.workers.length > 0 ? new (await import("./workers/workers.ts")).Workers(options.workers, {
-      local: host, clock: systemClock, db: store.db, projectId: store.projectId, graceMs: options.workerGraceSeconds * 1000,
+      local: host, clock: systemClock, health: store.workerHealth, graceMs: options.workerGraceSeconds * 1000,
       forkLimits: forkLimits(options), log: onCrash,
     }) : undefined;
     // With workers the core talks to every server through one routing host.
     const coreHost = workers?.host ?? host;
-    manager = new TaskManager(coreHost, store, systemClock, options, {
+    manager = new TaskManager(coreHost, store.tasks, systemClock, options, {
       forks: createForkSupport(coreHost, forkLimits(options)),
       // A worker's task files are read through its API.
       hooks: (running) => new EvidenceService(running, evidenceStore, input.directory, options, workers && ((task) => workers!.filesOf(task))),
@@ -80,11 +79,11 @@ async function startPlugin(input: PluginInput, rawOptions?: unknown): Promise<Ho
     build: async () => (await import("./plugin/build-automations.ts")).buildAutomations({
       store, manager, host, clock: systemClock, directory: input.directory, filesWrittenBy: (taskId) => manager.hooks.filesWritten(taskId),
     }, options, onCrash),
-    wanted: () => options.discovery !== false || projectHasAutomations(store.db, store.projectId),
+    wanted: () => options.discovery !== false || store.automations.any(),
     onCrash,
   }) : undefined;
-  const inbox = new InboxApplier(store.db, store.projectId, commandHandler(manager, automations, host), systemClock, onCrash);
-  const stopDashboard = options.dashboardPort > 0 ? serveDashboardFromPlugin(store.db.path, options.dashboardPort, host) : () => {};
+  const inbox = new InboxApplier(store, commandHandler(manager, automations, host), systemClock, onCrash);
+  const stopDashboard = options.dashboardPort > 0 ? serveDashboardFromPlugin(store.path, options.dashboardPort, host) : () => {};
   (automations?.prepare() ?? Promise.resolve())
     .then(() => manager.start()).then(() => workers?.start()).then(() => automations?.start())
     .catch((error) => onCrash("Starting background tasks failed", error)).finally(() => inbox.start());
@@ -155,8 +154,8 @@ function attachWorkers(workers: Workers, manager: TaskManager<EvidenceService>):
 }
 
 /** The evidence tables on the task store's connection, without evidence left by tasks already removed. */
-function evidenceStoreOf(store: SqliteTaskStore, onCrash: (message: string, error: unknown) => void): SqliteEvidenceStore {
-  const evidenceStore = new SqliteEvidenceStore(store.db, store.projectId);
+function evidenceStoreOf(store: Store, onCrash: (message: string, error: unknown) => void): SqliteEvidenceStore {
+  const evidenceStore = store.evidence;
   try {
     evidenceStore.purgeOrphans();
   } catch (error) {
@@ -166,9 +165,9 @@ function evidenceStoreOf(store: SqliteTaskStore, onCrash: (message: string, erro
 }
 
 /** Only for the dashboard's project names: a failure is logged and changes nothing else. */
-function rememberDirectory(store: SqliteTaskStore, input: PluginInput, onCrash: (message: string, error: unknown) => void): void {
+function rememberDirectory(store: Store, input: PluginInput, onCrash: (message: string, error: unknown) => void): void {
   try {
-    recordProjectDirectory(store.db, store.projectId, projectDirectory(input), Date.now());
+    store.projects.record(store.projectId, projectDirectory(input), Date.now());
   } catch (error) {
     onCrash("Could not record the project's directory; the dashboard shows its id", error);
   }

@@ -1,25 +1,22 @@
 import { DAY_MS, type Clock } from "../core/clock.ts";
 import type { TaskManager } from "../core/task-manager.ts";
 import type { Host } from "../host/host.ts";
-import type { SqliteTaskStore } from "../store/sqlite-task-store.ts";
+import type { Store } from "../store/store.ts";
 import { AutomationContext } from "./automation-context.ts";
 import type { ChannelSink } from "../channels/channel-sink.ts";
 import { AutomationCatalog } from "./automation-catalog.ts";
 import type { Automations } from "./automation-layer.ts";
 import { RunLifecycle } from "./run-lifecycle.ts";
-import { AutomationRepository } from "../store/automation-repository.ts";
 import { ACTIVE_RUN } from "./automation.ts";
 import { EventSources } from "../triggers/event-sources.ts";
-import { EventTriggerStore } from "../triggers/event-trigger-store.ts";
 import { defaultLoaders } from "../triggers/default-loaders.ts";
 import type { SourceLoaders } from "../triggers/source-loaders.ts";
 import { ProposalService } from "../proposals/proposal-service.ts";
-import { ProposalStore } from "../proposals/proposal-store.ts";
 import type { DiscoveryConfig } from "../discovery/discovery-config.ts";
 import { discoveryNotice, discoveryProposer } from "../discovery/discovery-hooks.ts";
 
 export type AutomationDeps = {
-  store: SqliteTaskStore; manager: TaskManager; host: Host; clock: Clock;
+  store: Store; manager: TaskManager; host: Host; clock: Clock;
   /** The project directory: watch paths and commands start there. */
   directory: string;
   /** Files a task's current run wrote (its evidence), relative to the project: a watch ignores its own automation's writes. */
@@ -41,7 +38,7 @@ export function createAutomations(
     workers?: { name: string }[];
   },
 ): Automations & { start(): void; stop(): void } {
-  const store = new AutomationRepository(deps.store.db, deps.store.projectId);
+  const store = deps.store.automations;
   const ctx = new AutomationContext(store, deps.manager, deps.host, deps.clock, {
     failurePause: options.automationFailurePause,
     resultCap: options.resultCapChars,
@@ -53,7 +50,7 @@ export function createAutomations(
   const discovery = options.discovery;
   const runs = new RunLifecycle(ctx, {
     eventSources: (intake) => new EventSources({
-      store: new EventTriggerStore(deps.store.db, deps.store.projectId),
+      store: deps.store.triggers,
       directory: deps.directory,
       clock: deps.clock,
       loaders: deps.loaders ?? defaultLoaders(options),
@@ -72,7 +69,7 @@ export function createAutomations(
     ...(discovery ? { extraNotice: discoveryNotice(store) } : {}),
   });
   const catalog = new AutomationCatalog(ctx, runs);
-  const proposals = new ProposalService(catalog, new ProposalStore(deps.store.db, deps.store.projectId), deps.clock, {
+  const proposals = new ProposalService(catalog, deps.store.proposals, deps.clock, {
     cooldownMs: options.proposalCooldownHours * 3600_000,
     maxPending: options.maxPendingProposals,
   }, discovery ? discoveryProposer(store) : undefined);

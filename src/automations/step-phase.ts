@@ -1,4 +1,4 @@
-import { claimHeldByOther, newClaimer } from "../core/outbox-claim.ts";
+import { claimHeldByOther, newClaimer } from "../core/claims.ts";
 import { errorMessage } from "../core/errors.ts";
 import type { Task } from "../core/task.ts";
 import { ACTIVE_RUN, type Automation, type Run } from "./automation.ts";

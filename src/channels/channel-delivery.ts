@@ -1,13 +1,12 @@
-import type { SqliteDatabase } from "../store/sqlite-driver.ts";
 import { systemClock, type Clock } from "../core/clock.ts";
-import { newClaimer } from "../core/outbox-claim.ts";
 import { channelLabel, type Channels } from "./channel-config.ts";
 import type { ChannelNotice } from "./channel-message.ts";
 import { execOnce } from "./channel-exec.ts";
 import { channelFormat } from "./formats/registry.ts";
-import { ChannelOutbox, type ChannelDeliveryStatus } from "./channel-outbox.ts";
+import type { ChannelDeliveryStatus, ChannelOutboxRepository } from "../store/channel-outbox-repository.ts";
+import type { OutboxItem } from "../store/leased-outbox.ts";
+import { queuedDeliveries, storedNotice } from "./channel-queue.ts";
 import { postOnce, type Fetch } from "./channel-post.ts";
-import type { OutboxItem } from "./leased-outbox.ts";
 import { DEFAULT_RETRY, nextStep, type AttemptOutcome, type RetryPolicy } from "./retry-policy.ts";
 
 /** Nothing due here: look again this often, for rows a process that died left behind. */
@@ -17,9 +16,8 @@ const PASS_RETRY_MS = 5000;
 const PURGE_EVERY_MS = 3_600_000;
 
 export type ChannelDeliveryOptions = {
-  /** The plugin's database connection (the task store's), so enqueue joins the run-end transaction. */
-  db: SqliteDatabase;
-  projectId: string;
+  /** The project's channel outbox, on the plugin's connection, so enqueue joins the run-end transaction. */
+  outbox: ChannelOutboxRepository;
   /** The `channels` option. */
   channels: Channels;
   clock?: Clock;
@@ -28,8 +26,6 @@ export type ChannelDeliveryOptions = {
   log?: (message: string) => void;
   /** Called after a delivery ended (delivered or given up), outside any transaction. */
   onEnded?: (status: ChannelDeliveryStatus) => void;
-  /** This instance's name in claims; a fresh one by default. */
-  claimer?: string;
   /** One attempt's limit, in ms. Default 10,000, range 100-60,000 (under the 30 s claim lease). */
   timeoutMs?: number;
   retry?: Partial<RetryPolicy>;
@@ -47,7 +43,7 @@ export type ChannelDeliveryOptions = {
  * for up to 24 h, never in the run's way. One unref'd timer, set to the next due attempt.
  */
 export class ChannelDelivery {
-  readonly outbox: ChannelOutbox;
+  readonly outbox: ChannelOutboxRepository;
   private clock: Clock;
   private policy: RetryPolicy;
   private timeoutMs: number;
@@ -66,7 +62,7 @@ export class ChannelDelivery {
     this.policy = { ...DEFAULT_RETRY, ...opts.retry };
     this.timeoutMs = Math.min(60_000, Math.max(100, opts.timeoutMs ?? 10_000));
     this.maxInFlight = opts.maxInFlight ?? 8;
-    this.outbox = new ChannelOutbox(opts.db, opts.projectId, opts.claimer ?? newClaimer());
+    this.outbox = opts.outbox;
   }
 
   /**
@@ -77,7 +73,8 @@ export class ChannelDelivery {
   enqueue(notice: ChannelNotice, channelNames: readonly string[]): void {
     if (channelNames.length === 0) return;
     try {
-      this.outbox.enqueue(notice, channelNames, this.opts.channels, this.clock.now());
+      const run = { runId: notice.run.id, automationId: notice.automation.id };
+      this.outbox.enqueue(run, queuedDeliveries(channelNames, this.opts.channels), storedNotice(notice), this.clock.now());
       this.wakeAt(this.clock.now());
     } catch (error) {
       this.log(`Could not queue run #${notice.run.no} of "${notice.automation.title}" for channels ${channelNames.join(", ")}: ${errorName(error)}`);
@@ -181,7 +178,7 @@ export class ChannelDelivery {
     const name = String(item.row.channel);
     const config = this.opts.channels[name];
     if (!config) return { kind: "fail", reason: `channel "${name}" is not configured in the options of any OpenCode that ran within the retry window` };
-    const notice = this.outbox.noticeOf(item);
+    const notice = this.outbox.noticeOf(item) as ChannelNotice | undefined;
     if (!notice) return { kind: "fail", reason: "the stored notice is unreadable" };
     const format = channelFormat(config.format);
     if (!format) return { kind: "fail", reason: `format "${config.format}" is not known to this version` };
@@ -209,7 +206,7 @@ export class ChannelDelivery {
     const ended = step.kind === "confirm" ? leased.confirm(item.id, now) : leased.fail(item.id, now, step.reason);
     if (!ended) return; // another process took it over: it records the outcome
     const name = String(item.row.channel);
-    if (step.kind === "fail" && !(outcome.kind === "fail" && outcome.quiet)) this.log(`Channel ${channelLabel(name, this.opts.channels[name])}: gave up on ${runName(this.outbox.noticeOf(item), item)}: ${step.reason}`);
+    if (step.kind === "fail" && !(outcome.kind === "fail" && outcome.quiet)) this.log(`Channel ${channelLabel(name, this.opts.channels[name])}: gave up on ${runName(this.outbox.noticeOf(item) as ChannelNotice | undefined, item)}: ${step.reason}`);
     const status = this.outbox.status(Number(item.row.run_id)).find((s) => s.channel === name);
     if (status) this.notifyEnded(status);
   }

@@ -1,7 +1,7 @@
 import type { Channels } from "./channel-config.ts";
 import type { ChannelDelivery } from "./channel-delivery.ts";
-import { deliveryStatusText } from "./channel-outbox.ts";
-import type { SqliteDatabase } from "../store/sqlite-driver.ts";
+import { deliveryStatusText } from "./channel-queue.ts";
+import type { ChannelOutboxRepository } from "../store/channel-outbox-repository.ts";
 import type { ChannelNotice } from "./channel-message.ts";
 
 /** Where run notices go besides the report-to session: the user's configured channels. */
@@ -27,10 +27,10 @@ export class LazyChannelSink implements ChannelSink {
     return Object.keys(this.channels);
   }
 
-  async load(db: SqliteDatabase, projectId: string, log: (message: string) => void): Promise<void> {
+  async load(outbox: ChannelOutboxRepository, log: (message: string) => void): Promise<void> {
     if (this.names().length === 0) return;
     const { ChannelDelivery } = await import("./channel-delivery.ts");
-    this.delivery = new ChannelDelivery({ db, projectId, channels: this.channels, log });
+    this.delivery = new ChannelDelivery({ outbox, channels: this.channels, log });
     this.delivery.start();
   }
 

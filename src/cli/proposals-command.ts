@@ -1,8 +1,7 @@
-import { CommandInbox } from "../inbox/command-inbox.ts";
+import type { CommandRepository } from "../store/command-repository.ts";
 import type { InboxCommand } from "../inbox/inbox-command.ts";
 import { PROPOSAL_EXPIRY_MS } from "../proposals/proposal-rules.ts";
-import { migrate } from "../store/migrations.ts";
-import { openSqlite } from "../store/sqlite-driver.ts";
+import { SharedStore } from "../store/store.ts";
 import type { ProjectAutomation, TaskReader } from "../store/task-reader.ts";
 import { CliError } from "./cli-error.ts";
 import { sleep, type CliIo } from "./cli-io.ts";
@@ -83,20 +82,19 @@ function findProposal(reader: TaskReader, wanted: string, project: string | unde
 }
 
 async function decide(dbPath: string, action: Decision, a: ProjectAutomation, version: string | undefined, directory: string | undefined, args: CliArgs, io: CliIo): Promise<number> {
-  const db = openSqlite(dbPath);
+  const store = SharedStore.open(dbPath); // migrates: an older plugin's database lacks the inbox's source and version columns
   try {
-    migrate(db); // a database of an older plugin version lacks the inbox's source and version columns
-    const inbox = new CommandInbox(db);
+    const inbox = store.commands;
     const command = await waitForOutcome(inbox, inbox.submit(a.projectId, action, a.id, io.now(), "cli", version).id, io);
     if (args.json) io.stdout(JSON.stringify(command, null, 2) + "\n");
     else report(command, action, a, directory, io);
     return command.status === "failed" ? 1 : 0;
   } finally {
-    db.close();
+    store.close();
   }
 }
 
-async function waitForOutcome(inbox: CommandInbox, id: number, io: CliIo): Promise<InboxCommand> {
+async function waitForOutcome(inbox: CommandRepository, id: number, io: CliIo): Promise<InboxCommand> {
   const until = io.now() + DECISION_WAIT_MS;
   for (;;) {
     const command = inbox.get(id)!;

@@ -1,4 +1,4 @@
-import { openSqlite } from "../store/sqlite-driver.ts";
+import { SharedStore } from "../store/store.ts";
 import type { ProjectWebhook, TaskReader } from "../store/task-reader.ts";
 import type { CliArgs } from "./parse-cli-args.ts";
 import { CliError } from "./cli-error.ts";
@@ -43,11 +43,11 @@ async function setSecret(reader: TaskReader, dbPath: string, name: string, io: C
   const secret = await readNewSecret(name, io);
   const problem = secretProblem(secret);
   if (problem) throw new CliError(`Not set: the secret ${problem}. Nothing was changed.`, 1);
-  const db = openSqlite(dbPath);
+  const store = SharedStore.open(dbPath);
   try {
-    db.prepare("UPDATE webhooks SET secret = ? WHERE name = ?").run(secret, name);
+    store.setWebhookSecret(name, secret);
   } finally {
-    db.close();
+    store.close();
   }
   io.stdout(`Webhook ${name}: the new secret is set (${secret.length} characters). Deliveries signed with the old one are refused (401) from now on. \`opencode-errands webhooks --show-secret\` shows it.\n`);
   return 0;

@@ -3,7 +3,7 @@ import type { Task } from "./task.ts";
 import type { PendingNotification, TaskStore } from "./task-store.ts";
 import type { Host, HostMessage, SessionActivity } from "../host/host.ts";
 import { followUpText, notificationMarker, notificationText, withMarker } from "./notification-text.ts";
-import { claimHeldByOther, newClaimer } from "./outbox-claim.ts";
+import { claimHeldByOther, newClaimer } from "./claims.ts";
 import { fallbackLine, followUpLine, taskNoticeLine } from "./notice-line.ts";
 
 const CONFIRMED_IDLE_TRUST_MS = 250;

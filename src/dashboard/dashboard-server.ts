@@ -1,9 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { networkInterfaces } from "node:os";
-import { CommandInbox } from "../inbox/command-inbox.ts";
-import { migrate } from "../store/migrations.ts";
-import { openSqlite, type SqliteDatabase } from "../store/sqlite-driver.ts";
+import type { CommandRepository } from "../store/command-repository.ts";
+import { SharedStore } from "../store/store.ts";
 import { APP_CSS, APP_JS } from "./assets.ts";
 import { DashboardAuth } from "./dashboard-auth.ts";
 import { LazyReader } from "./lazy-reader.ts";
@@ -48,15 +47,12 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   const auth = new DashboardAuth(options.token);
   const now = options.now ?? Date.now;
   const feed = new LiveFeed(() => reader.dataVersion(), options.livePollMs);
-  let writer: SqliteDatabase | undefined;
+  let writer: SharedStore | undefined;
   // Opened at the first command, and only into a database the plugin made: the dashboard never creates one.
-  const inbox = (): CommandInbox | undefined => {
+  const inbox = (): CommandRepository | undefined => {
     if (!reader.get()) return undefined;
-    if (!writer) {
-      writer = openSqlite(options.dbPath);
-      migrate(writer);
-    }
-    return new CommandInbox(writer);
+    writer ??= SharedStore.open(options.dbPath);
+    return writer.commands;
   };
   const server = createServer((req, res) => {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);

@@ -1,7 +1,7 @@
 import type { Automation, Run, Trigger } from "../automations/automation.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
 import { firstLine, stateText } from "../automations/automation-text.ts";
-import type { ProposalDecision } from "../proposals/proposal-store.ts";
+import type { ProposalDecision } from "../store/proposal-repository.ts";
 
 /** What a discovery run is shown of the project's background work. */
 export type DiscoveryView = {

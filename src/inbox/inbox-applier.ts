@@ -1,9 +1,7 @@
-import { randomBytes } from "node:crypto";
 import type { Clock } from "../core/clock.ts";
 import { errorMessage } from "../core/errors.ts";
-import type { SqliteDatabase } from "../store/sqlite-driver.ts";
+import type { Store } from "../store/store.ts";
 import type { CommandHandler } from "./apply-command.ts";
-import { CommandInbox } from "./command-inbox.ts";
 import type { InboxCommand } from "./inbox-command.ts";
 
 /** How often an idle plugin asks SQLite whether anything was committed (one pragma). */
@@ -16,26 +14,23 @@ export const OWNER_GRACE_MS = 3000;
  * data_version (no table read) and looks at the inbox only when another connection committed;
  * each command is claimed in a transaction first, so with several OpenCode processes on one
  * database exactly one applies it. A command another process owns (a child running there) is
- * left to it for OWNER_GRACE_MS, then taken by anyone (its owner is gone). Stops on dispose.
+ * left to it for OWNER_GRACE_MS, then taken by anyone (its owner is gone). A command claimed by an
+ * instance that stopped before recording its outcome is taken over (core/claims.ts). Stops on dispose.
  */
 export class InboxApplier {
-  readonly instanceId = `pid${process.pid}-${randomBytes(4).toString("hex")}`;
-  private inbox: CommandInbox;
   private timer: unknown;
   private version: number | undefined;
   private draining: Promise<void> | undefined;
   private stopped = false;
 
   constructor(
-    private db: SqliteDatabase,
-    private projectId: string,
+    /** The project's inbox, the commit counter, and this instance's name in claims. */
+    private store: Pick<Store, "commands" | "dataVersion" | "projectId" | "holder">,
     private handler: CommandHandler,
     private clock: Clock,
     private onCrash: (message: string, error: unknown) => void,
     private pollMs = INBOX_POLL_MS,
-  ) {
-    this.inbox = new CommandInbox(db);
-  }
+  ) {}
 
   /** Starts polling; does nothing after stop (a dispose that came first wins). */
   start(): void {
@@ -57,12 +52,14 @@ export class InboxApplier {
   check(): void {
     if (this.draining) return;
     try {
-      const version = Number(this.db.prepare("PRAGMA data_version").get()?.data_version);
+      const version = this.store.dataVersion();
       if (version === this.version) return;
       this.version = version;
-      const pending = this.inbox.pending(this.projectId);
-      if (pending.length === 0) return;
-      this.draining = this.drain(pending).finally(() => (this.draining = undefined));
+      const open = this.store.commands.open(this.store.projectId);
+      if (open.length === 0) return;
+      // Another instance's claim: looked at again each tick, to take it over if that instance stops.
+      if (open.some((c) => c.status === "claimed")) this.version = undefined;
+      this.draining = this.drain(open).finally(() => (this.draining = undefined));
     } catch (error) {
       this.onCrash("Could not read the dashboard's commands; trying again shortly", error);
     }
@@ -77,13 +74,14 @@ export class InboxApplier {
 
   private async drain(commands: InboxCommand[]): Promise<void> {
     for (const command of commands) {
-      if (!(await this.mayTake(command))) {
+      // A claimed one is another instance's until its claim lapses; claim() decides.
+      if (command.status === "pending" && !(await this.mayTake(command))) {
         this.version = undefined; // look again at the next tick, whether or not anything changes
         continue;
       }
-      if (!this.inbox.claim(command.id, this.instanceId, this.clock.now())) continue; // another instance has it
+      if (!this.store.commands.claim(command.id, this.store.holder, this.clock.now())) continue; // another instance has it
       try {
-        this.inbox.finish(command.id, "done", await this.handler.apply(command), this.clock.now());
+        this.store.commands.finish(command.id, "done", await this.handler.apply(command), this.clock.now());
       } catch (error) {
         this.finishFailed(command.id, errorMessage(error));
       }
@@ -102,7 +100,7 @@ export class InboxApplier {
 
   private finishFailed(id: number, why: string): void {
     try {
-      this.inbox.finish(id, "failed", why, this.clock.now());
+      this.store.commands.finish(id, "failed", why, this.clock.now());
     } catch (error) {
       this.onCrash(`Could not record the outcome of dashboard command ${id}`, error);
     }

@@ -1,5 +1,3 @@
-import type { SqlRow } from "../store/sqlite-driver.ts";
-
 /** What the dashboard or the command line can ask of the plugin: cancel a task, act on an automation, decide on a proposal. */
 export type CommandKind = "cancel_task" | "pause" | "resume" | "run_now" | "delete" | "approve" | "reject";
 export const COMMAND_KINDS: readonly CommandKind[] = ["cancel_task", "pause", "resume", "run_now", "delete", "approve", "reject"];
@@ -30,22 +28,4 @@ export type InboxCommand = {
 
 export function isCommandKind(value: string): value is CommandKind {
   return (COMMAND_KINDS as readonly string[]).includes(value);
-}
-
-export function rowToCommand(row: SqlRow): InboxCommand {
-  const command: InboxCommand = {
-    id: Number(row.id),
-    projectId: String(row.project_id),
-    kind: row.kind as CommandKind,
-    targetId: String(row.target_id),
-    source: row.source === "cli" ? "cli" : "dashboard", // NULL or missing before migration 14
-    status: row.status as CommandStatus,
-    createdAt: Number(row.created_at),
-  };
-  if (row.claimed_by != null) command.claimedBy = String(row.claimed_by);
-  if (row.claimed_at != null) command.claimedAt = Number(row.claimed_at);
-  if (row.ended_at != null) command.endedAt = Number(row.ended_at);
-  if (row.outcome != null) command.outcome = String(row.outcome);
-  if (row.version != null) command.version = String(row.version);
-  return command;
 }

@@ -11,7 +11,7 @@ export async function buildAutomations(
   deps: Omit<AutomationDeps, "channels">, options: Options, onCrash: (message: string, error: unknown) => void,
 ): Promise<AutomationLayer> {
   const channels = new LazyChannelSink(options.channels);
-  await channels.load(deps.store.db, deps.store.projectId, (message) => void deps.host.log("warn", message).catch(() => undefined))
+  await channels.load(deps.store.channelOutbox, (message) => void deps.host.log("warn", message).catch(() => undefined))
     .catch((error) => onCrash("Channels could not start; runs are still told to their sessions", error));
   const service = createAutomations({ ...deps, channels }, options);
   return {

@@ -3,7 +3,7 @@ import type { Clock } from "../core/clock.ts";
 import type { Automation, Proposal, Trigger } from "../automations/automation.ts";
 import type { AutomationCatalog, AutomationFields, Creator, NewWebhooks } from "../automations/automation-catalog.ts";
 import { PROPOSAL_EXPIRY_MS, proposalShape, sameProposal, type ProposalShape } from "./proposal-rules.ts";
-import type { DecidedVia, ProposalDecision, ProposalStore } from "./proposal-store.ts";
+import type { DecidedVia, ProposalDecision, ProposalRepository } from "../store/proposal-repository.ts";
 
 export type ProposalConfig = {
   /** A rejected proposal is refused again for this long (option proposalCooldownHours). */
@@ -40,7 +40,7 @@ export class ProposalService {
 
   constructor(
     private automations: AutomationCatalog,
-    readonly store: ProposalStore,
+    readonly store: ProposalRepository,
     private clock: Clock,
     readonly config: ProposalConfig,
     /** With discovery on: a discovery run's child proposes for the session its run reports to. */

@@ -1,12 +1,9 @@
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
 import { SETTLED_STATUSES, type Task } from "../core/task.ts";
 import type { TaskSummary } from "../core/task-summary.ts";
 import type { PendingNotification, TaskEvent, TaskFilter, TaskStore } from "../core/task-store.ts";
 import { rowToEvent, rowToNotification } from "./log-rows.ts";
-import { assertOwnDatabase, migrate } from "./migrations.ts";
-import { openSqlite, type SqliteDatabase, type SqliteStatement } from "./sqlite-driver.ts";
-import { toStoreUnavailable } from "./store-unavailable-error.ts";
+import { openDatabase } from "./open-database.ts";
+import type { SqliteDatabase, SqliteStatement } from "./sqlite-driver.ts";
 import { TaskCache } from "./task-cache.ts";
 import { maskSecrets } from "../core/mask-secrets.ts";
 import { rowToSummary, rowToTask, SUMMARY_COLUMNS, TASK_COLUMNS, taskToParams } from "./task-row.ts";
@@ -49,21 +46,13 @@ export class SqliteTaskStore implements TaskStore {
   /** task_changes.seq up to which the cache holds every other connection's writes. */
   private cacheSeq = 0;
 
-  /** Creates the folder, opens (never deleting or overwriting a file) and migrates. */
+  /** The task table alone on a connection of its own (tests and benchmarks); the plugin opens a Store. */
   static open({ path, projectId }: { path: string; projectId: string }): SqliteTaskStore {
-    ensureFolder(path);
-    const db = openSqlite(path, { verify: assertOwnDatabase });
-    try {
-      migrate(db);
-    } catch (error) {
-      db.close();
-      throw toStoreUnavailable(path, error);
-    }
-    return new SqliteTaskStore(db, projectId);
+    return new SqliteTaskStore(openDatabase(path, { create: true }), projectId);
   }
 
   constructor(
-    /** Shared with the stores of other concerns (evidence, automations), so their writes join this one's transactions. */
+    /** Shared with the other repositories (Store), so their writes join this one's transactions. Tests reach it; src outside store does not. */
     readonly db: SqliteDatabase,
     readonly projectId: string,
   ) {}
@@ -219,14 +208,5 @@ export class SqliteTaskStore implements TaskStore {
   /** Prepared statements are cached by their SQL text and reused. */
   private sql(text: string): SqliteStatement {
     return this.statements.prepare(this.db, text);
-  }
-}
-
-function ensureFolder(path: string): void {
-  if (path === ":memory:") return;
-  try {
-    mkdirSync(dirname(path), { recursive: true });
-  } catch (error) {
-    throw toStoreUnavailable(path, error);
   }
 }

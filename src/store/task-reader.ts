@@ -5,7 +5,8 @@ import { SETTLED_STATUSES, UNSETTLED_STATUSES, type Task, type TaskStatus } from
 import type { PendingNotification, TaskEvent } from "../core/task-store.ts";
 import { readRun } from "../evidence/evidence-collector.ts";
 import type { RunEvidence } from "../evidence/evidence-types.ts";
-import { rowToCommand, type InboxCommand } from "../inbox/inbox-command.ts";
+import type { InboxCommand } from "../inbox/inbox-command.ts";
+import { rowToCommand } from "./command-repository.ts";
 import { rowToEvent, rowToNotification } from "./log-rows.ts";
 import { openSqlite, type SqliteDatabase, type SqliteStatement, type SqlRow, type SqlValue } from "./sqlite-driver.ts";
 import { SqliteEvidenceStore } from "./sqlite-evidence-store.ts";

@@ -1,8 +1,8 @@
-import { randomBytes } from "node:crypto";
 import type { Clock } from "../core/clock.ts";
+import { newClaimer } from "../core/claims.ts";
 import { errorMessage } from "../core/errors.ts";
-import type { EventSpec, Trigger } from "../automations/automation.ts";
-import type { EventTriggerStore } from "./event-trigger-store.ts";
+import { EVENT_KINDS, type EventSpec, type Trigger } from "../automations/automation.ts";
+import type { TriggerRepository } from "../store/trigger-repository.ts";
 import type { RunningSource, SourceContext, TriggerEvent } from "./trigger-source.ts";
 import type { FireResult, SourceLoaders, WebhookListener } from "./source-loaders.ts";
 import { WebhookDeliveries } from "./webhook-deliveries.ts";
@@ -15,7 +15,7 @@ const RENEW_EVERY_MS = 5000;
 const LISTEN_RETRY_MS = 10_000;
 
 export type EventSourcesDeps = {
-  store: EventTriggerStore;
+  store: TriggerRepository;
   directory: string;
   clock: Clock;
   loaders: SourceLoaders;
@@ -39,7 +39,7 @@ type Started = { trigger: Trigger; source: Promise<RunningSource | undefined> };
  * for this project. With no event trigger it holds no timer, no listener, and loads nothing.
  */
 export class EventSources {
-  readonly holder = `pid${process.pid}-${randomBytes(4).toString("hex")}`;
+  readonly holder = newClaimer();
   private started = new Map<string, Started>();
   private timer: unknown;
   private lastRenew = 0;
@@ -49,7 +49,7 @@ export class EventSources {
   private stopped = false;
   readonly deliveries: WebhookDeliveries;
 
-  get store(): EventTriggerStore {
+  get store(): TriggerRepository {
     return this.deps.store;
   }
 
@@ -64,14 +64,14 @@ export class EventSources {
   }
 
   constructor(private deps: EventSourcesDeps) {
-    this.deliveries = new WebhookDeliveries({ ...deps, holder: this.holder, isDead: holderIsDead });
+    this.deliveries = new WebhookDeliveries({ ...deps, holder: this.holder });
   }
 
   /** Brings sources, leases, the listener and the tick in line with the project's event triggers. Never throws. */
   sync(): void {
     if (this.stopped) return;
     try {
-      const triggers = this.deps.store.activeEventTriggers();
+      const triggers = this.deps.store.activeEventTriggers(EVENT_KINDS);
       if (triggers.length === 0 && this.started.size === 0 && !this.listener) return this.clearTimer();
       this.syncSources(triggers.filter((t) => t.spec.kind !== "webhook"));
       this.syncListener(triggers.some((t) => t.spec.kind === "webhook"));
@@ -107,7 +107,7 @@ export class EventSources {
     }
     for (const trigger of triggers) {
       if (this.started.has(trigger.id)) continue;
-      if (store.acquireLease(trigger.id, this.holder, now, LEASE_MS, holderIsDead)) this.startSource(trigger);
+      if (store.acquireLease(trigger.id, this.holder, now, LEASE_MS)) this.startSource(trigger);
     }
   }
 
@@ -214,17 +214,5 @@ export class EventSources {
   private clearTimer(): void {
     if (this.timer !== undefined) this.deps.clock.clearTimeout(this.timer);
     this.timer = undefined;
-  }
-}
-
-/** A holder is `pid<N>-<random>`; on this machine a holder whose process is gone is dead at once. */
-function holderIsDead(holder: string): boolean {
-  const pid = Number(/^pid(\d+)-/.exec(holder)?.[1]);
-  if (!pid || pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "ESRCH";
   }
 }

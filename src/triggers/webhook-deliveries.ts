@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../core/clock.ts";
 import { maskSecrets } from "../core/mask-secrets.ts";
-import type { EventTriggerStore, Delivery } from "./event-trigger-store.ts";
+import type { Delivery, TriggerRepository } from "../store/trigger-repository.ts";
 import type { FireResult } from "./source-loaders.ts";
 import type { TriggerEvent } from "./trigger-source.ts";
 
@@ -10,10 +10,10 @@ export const DELIVERY_TTL_MS = 86_400_000;
 const DATA_CAP = 8192;
 
 export type DeliveriesDeps = {
-  store: EventTriggerStore;
+  store: TriggerRepository;
   clock: Clock;
+  /** This instance in delivery claims (core/claims.ts). */
   holder: string;
-  isDead(holder: string): boolean;
   fire(triggerId: string, event: TriggerEvent): FireResult | undefined;
   /** A run row for a delivery that expired, or for a run a crash cut off before it launched. */
   recordSkip(triggerId: string, summary: string, reason: string): void;
@@ -72,8 +72,8 @@ export class WebhookDeliveries {
   }
 
   private claimAndFire(d: Delivery, now: number): FireResult | undefined {
-    const { store, holder, isDead } = this.deps;
-    if (!store.claimDelivery(d, holder, isDead)) return undefined;
+    const { store, holder } = this.deps;
+    if (!store.claimDelivery(d, holder, now)) return undefined;
     if (d.runId !== undefined) this.deps.abandonRun(d.runId); // a crash cut its first firing off before the run launched
     if (now - d.receivedAt > DELIVERY_TTL_MS) {
       this.deps.recordSkip(d.triggerId, d.summary, "expired: no OpenCode process of the project ran within 24 h");

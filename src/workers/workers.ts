@@ -2,7 +2,6 @@ import type { Clock } from "../core/clock.ts";
 import type { TaskManager } from "../core/task-manager.ts";
 import type { Host, HostEvent } from "../host/host.ts";
 import { normalizeEvent } from "../host/normalize-event.ts";
-import type { SqliteDatabase } from "../store/sqlite-driver.ts";
 import type { FileReader } from "../evidence/evidence-types.ts";
 import type { Task } from "../core/task.ts";
 import { readWorkerPassword, type WorkerConfig } from "./worker-config.ts";
@@ -11,11 +10,13 @@ import { WorkerConnection, type WorkerHealth } from "./worker-connection.ts";
 import { RoutedHost } from "./routed-host.ts";
 import { WorkerPlacement } from "./worker-placement.ts";
 import { WorkerSupervisor } from "./worker-supervisor.ts";
-import { WorkerHealthStore } from "./worker-health-store.ts";
+import type { WorkerHealthRepository } from "../store/worker-health-repository.ts";
 import type { WorkerLink } from "./worker-link.ts";
 
 export type WorkersDeps = {
-  local: Host; clock: Clock; db: SqliteDatabase; projectId: string; graceMs: number;
+  local: Host; clock: Clock; graceMs: number;
+  /** Where each worker's health is written for the dashboard. */
+  health: WorkerHealthRepository;
   forkLimits: { toolOutputLimit: number; tokenCap: number };
   log: (message: string, error: unknown) => void;
 };
@@ -33,11 +34,11 @@ export class Workers {
   private configs = new Map<string, WorkerConfig>();
   private manager: TaskManager | undefined;
   private supervisor: WorkerSupervisor | undefined;
-  private health: WorkerHealthStore;
+  private health: WorkerHealthRepository;
   private onEvent: (event: HostEvent) => void = () => {};
 
   constructor(configs: WorkerConfig[], private deps: WorkersDeps) {
-    this.health = new WorkerHealthStore(deps.db, deps.projectId);
+    this.health = deps.health;
     for (const config of configs) this.add(config);
     this.host = new RoutedHost(deps.local, this.links, {
       workerOf: (sessionID) => this.manager?.get(sessionID)?.worker,

@@ -13,10 +13,10 @@ import type { Automations } from "../../src/automations/automation-layer.ts";
 import type { Options } from "../../src/options/options.ts";
 import type { TriggerInput } from "../../src/automations/trigger-spec.ts";
 import { EventSources } from "../../src/triggers/event-sources.ts";
-import { EventTriggerStore } from "../../src/triggers/event-trigger-store.ts";
+import { TriggerRepository } from "../../src/store/trigger-repository.ts";
 import type { SourceLoaders } from "../../src/triggers/source-loaders.ts";
 import { ProposalService } from "../../src/proposals/proposal-service.ts";
-import { ProposalStore } from "../../src/proposals/proposal-store.ts";
+import { ProposalRepository } from "../../src/store/proposal-repository.ts";
 import { discoveryNotice, discoveryProposer } from "../../src/discovery/discovery-hooks.ts";
 
 export { PARENT, MODEL };
@@ -46,13 +46,13 @@ export function automationFixture(dbPath: string, overrides: Partial<Options> = 
   // Discovery's hooks act on the discovery automation's runs only: always wired here, as the plugin does with the option on.
   const runs = new RunLifecycle(ctx, { extraNotice: discoveryNotice(autoStore), ...loaders ? {
     eventSources: (intake) => new EventSources({
-      store: new EventTriggerStore(store.db, "proj"), directory: events?.directory ?? "/tmp", clock: core.clock, loaders,
+      store: new TriggerRepository(store.db, "proj"), directory: events?.directory ?? "/tmp", clock: core.clock, loaders,
       fire: (t, e) => intake.fireEvent(t, e), recordSkip: (t, s, r) => intake.recordSkip(t, s, r), abandonRun: (id) => intake.abandonRun(id),
       ownWrites: () => new Set(), log: () => {}, webhook: { host: "127.0.0.1", port: 0 },
     }),
   } : {} });
   const catalog = new AutomationCatalog(ctx, runs);
-  const proposals = new ProposalService(catalog, new ProposalStore(store.db, "proj"), core.clock, {
+  const proposals = new ProposalService(catalog, new ProposalRepository(store.db, "proj"), core.clock, {
     cooldownMs: (overrides.proposalCooldownHours ?? 24) * 3600_000, maxPending: overrides.maxPendingProposals ?? 3,
   }, discoveryProposer(autoStore));
   const automations: Automations = { catalog, runs, proposals };

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { main } from "../../src/cli/main.ts";
-import { CommandInbox } from "../../src/inbox/command-inbox.ts";
+import { CommandRepository } from "../../src/store/command-repository.ts";
 import { openSqlite } from "../../src/store/sqlite-driver.ts";
 import { launchTask, call, pluginDbPath, startStack, taskIdsIn, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
 import { freePort } from "../harness/opencode-server.ts";
@@ -75,7 +75,7 @@ describe("a dashboard command with two OpenCode processes on one database", () =
     await waitUntil(child, { what: "the child's model request" });
     const db = openSqlite(pluginDbPath(first.server));
     try {
-      const inbox = new CommandInbox(db);
+      const inbox = new CommandRepository(db);
       const project = String(db.prepare("SELECT project_id FROM tasks WHERE id = ?").get(id!)!.project_id);
       const command = inbox.submit(project, "cancel_task", id!, Date.now());
       const done = await waitUntil(() => {

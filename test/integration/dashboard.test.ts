@@ -4,7 +4,7 @@ import { basename, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { startDashboard, type Dashboard } from "../../src/dashboard/dashboard-server.ts";
-import { CommandInbox } from "../../src/inbox/command-inbox.ts";
+import { CommandRepository } from "../../src/store/command-repository.ts";
 import { openSqlite } from "../../src/store/sqlite-driver.ts";
 import { launchBrowser, screenshotDir } from "../harness/browser.ts";
 import { launchTask, call, pluginDbPath, startStack, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
@@ -125,7 +125,7 @@ describe("the dashboard in a real browser, on a real OpenCode", () => {
     const db = openSqlite(pluginDbPath(stack.server));
     let id: number;
     try {
-      id = new CommandInbox(db).submit("project-with-no-opencode", "cancel_task", "ses_elsewhere", Date.now()).id;
+      id = new CommandRepository(db).submit("project-with-no-opencode", "cancel_task", "ses_elsewhere", Date.now()).id;
     } finally {
       db.close();
     }

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { projectDirectory, recordProjectDirectory } from "../../src/store/project-directory.ts";
+import { projectDirectory, ProjectRepository } from "../../src/store/project-repository.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
 import type { TestApi } from "./suite-support.ts";
 
@@ -13,9 +13,10 @@ export function defineProjectDirectorySuite({ describe, it }: TestApi): void {
       const dir = mkdtempSync(join(tmpdir(), "obt-projects-"));
       const store = SqliteTaskStore.open({ path: join(dir, "tasks.db"), projectId: "p1" });
       try {
-        recordProjectDirectory(store.db, "p1", "/work/a", 1);
-        recordProjectDirectory(store.db, "p2", "/work/b", 2);
-        recordProjectDirectory(store.db, "p1", "/work/a-worktree", 3);
+        const projects = new ProjectRepository(store.db);
+        projects.record("p1", "/work/a", 1);
+        projects.record("p2", "/work/b", 2);
+        projects.record("p1", "/work/a-worktree", 3);
         const rows = store.db.prepare("SELECT project_id, directory, last_seen_at FROM projects ORDER BY project_id").all();
         assert.deepEqual(rows.map((r) => [r.project_id, r.directory, Number(r.last_seen_at)]), [["p1", "/work/a-worktree", 3], ["p2", "/work/b", 2]]);
       } finally {

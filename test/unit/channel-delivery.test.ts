@@ -7,8 +7,10 @@ import { after, afterEach, describe, it } from "node:test";
 import { ChannelDelivery, type ChannelDeliveryOptions } from "../../src/channels/channel-delivery.ts";
 import type { Channels } from "../../src/channels/channel-config.ts";
 import type { ChannelNotice } from "../../src/channels/channel-message.ts";
-import { deliveryStatusText, type ChannelDeliveryStatus } from "../../src/channels/channel-outbox.ts";
-import { LeasedOutbox } from "../../src/channels/leased-outbox.ts";
+import { deliveryStatusText } from "../../src/channels/channel-queue.ts";
+import { newClaimer } from "../../src/core/claims.ts";
+import { ChannelOutboxRepository, type ChannelDeliveryStatus } from "../../src/store/channel-outbox-repository.ts";
+import { LeasedOutbox } from "../../src/store/leased-outbox.ts";
 import { systemClock } from "../../src/core/clock.ts";
 import { migrate } from "../../src/store/migrations.ts";
 import { openSqlite, type SqliteDatabase } from "../../src/store/sqlite-driver.ts";
@@ -56,7 +58,7 @@ function channelsOn(r: Receiver): Channels {
 }
 
 function makeDelivery(db: SqliteDatabase, channels: Channels, over: Partial<ChannelDeliveryOptions> = {}): ChannelDelivery {
-  const d = new ChannelDelivery({ db, projectId: "p", channels, log: (m) => logs.push(m), onEnded: (s) => shown.push(s), ...over });
+  const d = new ChannelDelivery({ outbox: new ChannelOutboxRepository(db, "p", newClaimer()), channels, log: (m) => logs.push(m), onEnded: (s) => shown.push(s), ...over });
   cleanups.push(() => d.stop());
   return d;
 }

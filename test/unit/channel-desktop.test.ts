@@ -5,7 +5,9 @@ import { join } from "node:path";
 import { after, afterEach, describe, it } from "node:test";
 import { ChannelDelivery, type ChannelDeliveryOptions } from "../../src/channels/channel-delivery.ts";
 import type { ChannelNotice } from "../../src/channels/channel-message.ts";
-import { deliveryStatusText } from "../../src/channels/channel-outbox.ts";
+import { deliveryStatusText } from "../../src/channels/channel-queue.ts";
+import { newClaimer } from "../../src/core/claims.ts";
+import { ChannelOutboxRepository } from "../../src/store/channel-outbox-repository.ts";
 import { desktop } from "../../src/channels/formats/desktop.ts";
 import { migrate } from "../../src/store/migrations.ts";
 import { openSqlite } from "../../src/store/sqlite-driver.ts";
@@ -38,7 +40,7 @@ function deliveryTo(platform: NodeJS.Platform, over: Partial<ChannelDeliveryOpti
   migrate(db);
   const logs: string[] = [];
   const clock = new FakeClock();
-  const d = new ChannelDelivery({ db, projectId: "p", channels: { desk: { format: "desktop" } }, clock, platform, log: (m) => logs.push(m), ...over });
+  const d = new ChannelDelivery({ outbox: new ChannelOutboxRepository(db, "p", newClaimer()), channels: { desk: { format: "desktop" } }, clock, platform, log: (m) => logs.push(m), ...over });
   cleanups.push(() => db.close(), () => d.stop());
   d.start();
   const run = async (...notices: ChannelNotice[]) => {

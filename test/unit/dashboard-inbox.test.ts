@@ -1,13 +1,12 @@
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, beforeEach, describe, it } from "node:test";
 import { systemClock, type Clock } from "../../src/core/clock.ts";
-import { CommandInbox } from "../../src/inbox/command-inbox.ts";
 import { InboxApplier, OWNER_GRACE_MS } from "../../src/inbox/inbox-applier.ts";
 import type { InboxCommand } from "../../src/inbox/inbox-command.ts";
-import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
+import { Store } from "../../src/store/store.ts";
 
 describe("dashboard command inbox", () => {
   const dir = mkdtempSync(join(tmpdir(), "inbox-"));
@@ -20,16 +19,16 @@ describe("dashboard command inbox", () => {
 
   /** A plugin instance of `project` on its own connection, recording what it applied. */
   function instance(project: string, apply: (c: InboxCommand) => Promise<string> = async () => "ok", owns = async (_c: InboxCommand) => true, clock: Clock = systemClock) {
-    const store = SqliteTaskStore.open({ path, projectId: project });
+    const store = Store.open({ path, projectId: project });
     const applied: number[] = [];
     const handler = { apply: async (c: InboxCommand) => (applied.push(c.id), apply(c)), owns };
-    const applier = new InboxApplier(store.db, project, handler, clock, (m, e) => assert.fail(`${m}: ${e}`));
+    const applier = new InboxApplier(store, handler, clock, (m, e) => assert.fail(`${m}: ${e}`));
     return { store, applier, applied };
   }
 
   function dashboard() {
-    const store = SqliteTaskStore.open({ path, projectId: "dashboard" });
-    return { inbox: new CommandInbox(store.db), close: () => store.close() };
+    const store = Store.open({ path, projectId: "dashboard" });
+    return { inbox: store.commands, close: () => store.close() };
   }
 
   it("exactly one of two OpenCode processes of a project applies a command, and only that project's", async () => {
@@ -48,8 +47,8 @@ describe("dashboard command inbox", () => {
     assert.equal(done.outcome, "ok");
     assert.equal(page.inbox.get(theirs.id)!.status, "pending", "no OpenCode of that project: it stays pending");
     const again = page.inbox.submit("proj", "pause", "au_2", 1);
-    assert.equal(new CommandInbox(a.store.db).claim(again.id, "a", 2), true);
-    assert.equal(new CommandInbox(b.store.db).claim(again.id, "b", 2), false, "a claimed row cannot be claimed again");
+    assert.equal(a.store.commands.claim(again.id, "a", 2), true);
+    assert.equal(b.store.commands.claim(again.id, "b", 2), false, "a claimed row cannot be claimed again");
     for (const i of [a, b, other]) i.store.close();
     page.close();
   });
@@ -90,7 +89,8 @@ describe("dashboard command inbox", () => {
     const failed = page.inbox.get(c.id)!;
     assert.equal(failed.status, "failed");
     assert.equal(failed.outcome, "No task ses_9 in this project.");
-    assert.ok(failed.claimedBy?.startsWith("pid"));
+    assert.equal(failed.claimedBy, a.store.holder, "claimed under the one identity: host:pid:nonce");
+    assert.match(failed.claimedBy!, new RegExp(`^${hostname()}:${process.pid}:[0-9a-f]{8}$`));
     a.store.close();
     page.close();
   });
@@ -101,7 +101,7 @@ describe("dashboard command inbox", () => {
     a.applier.check();
     await a.applier.idle();
     // Written on the plugin's own connection: data_version does not move, so the poll does not look.
-    new CommandInbox(a.store.db).submit("proj", "pause", "au_own", 1);
+    a.store.commands.submit("proj", "pause", "au_own", 1);
     a.applier.check();
     await a.applier.idle();
     assert.equal(a.applied.length, 0);

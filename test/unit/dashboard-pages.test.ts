@@ -11,7 +11,7 @@ import { durationChart } from "../../src/dashboard/duration-chart.ts";
 import { escapeHtml, html } from "../../src/dashboard/html.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
 import { SqliteEvidenceStore } from "../../src/store/sqlite-evidence-store.ts";
-import { recordProjectDirectory } from "../../src/store/project-directory.ts";
+import { ProjectRepository } from "../../src/store/project-repository.ts";
 import { runningTask } from "../store/task-fixtures.ts";
 
 const NOW = Date.UTC(2026, 10, 26, 12, 0, 0);
@@ -61,7 +61,7 @@ describe("dashboard pages", () => {
     const evidence = new SqliteEvidenceStore(store.db, "proj");
     evidence.put({ taskId: "ses_claims", run: 0, kind: "command", key: "call_1", data: { callID: "call_1", command: "npm test", exitCode: 1, seq: 1 } });
     evidence.put({ taskId: "ses_claims", run: 0, kind: "contradiction", key: "all", data: [{ kind: "tests-failed", message: "The result says the tests pass, but npm test exited with 1" }] });
-    recordProjectDirectory(store.db, "proj", "/home/u/my-app&<x>", NOW);
+    new ProjectRepository(store.db).record("proj", "/home/u/my-app&<x>", NOW);
     store.close();
     const unnamed = SqliteTaskStore.open({ path, projectId: "4f1e9ab0hash" });
     unnamed.save(runningTask("ses_unnamed", { createdAt: NOW - HOUR }));

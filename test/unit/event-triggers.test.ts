@@ -4,7 +4,7 @@ import { automationFixture, tempDb, PARENT } from "../helpers/automation-fixture
 import { parseTrigger, TriggerSpecError } from "../../src/automations/trigger-spec.ts";
 import type { SourceLoaders } from "../../src/triggers/source-loaders.ts";
 import type { SourceContext } from "../../src/triggers/trigger-source.ts";
-import { EventTriggerStore } from "../../src/triggers/event-trigger-store.ts";
+import { TriggerRepository } from "../../src/store/trigger-repository.ts";
 import { openSqlite } from "../../src/store/sqlite-driver.ts";
 import { WebhookDeliveries, DELIVERY_TTL_MS } from "../../src/triggers/webhook-deliveries.ts";
 import { LEASE_MS, TICK_MS } from "../../src/triggers/event-sources.ts";
@@ -216,7 +216,7 @@ describe("webhook deliveries", () => {
     const conn = openSqlite(f.dbPath);
     after(() => conn.close());
     const other = new WebhookDeliveries({
-      store: new EventTriggerStore(conn, "proj"), clock: f.clock, holder: "pid2-y", isDead: () => false,
+      store: new TriggerRepository(conn, "proj"), clock: f.clock, holder: "pid2-y",
       fire: () => assert.fail("a duplicate must not fire"), recordSkip: () => {}, abandonRun: () => {},
     });
     assert.deepEqual(other.accept({ ...same, deliveryId: "d-3" }), { status: 200, duplicate: true });
@@ -231,7 +231,7 @@ describe("webhook deliveries", () => {
     const a = f.create({}, [{ webhook: "ci" }]);
     await f.flush();
     const elsewhere = new WebhookDeliveries({
-      store: new EventTriggerStore(openSame(f), "another-project"), clock: f.clock, holder: "pid1-x", isDead: () => false,
+      store: new TriggerRepository(openSame(f), "another-project"), clock: f.clock, holder: "pid1-x",
       fire: () => assert.fail("another project's process must not fire it"), recordSkip: () => {}, abandonRun: () => {},
     });
     assert.deepEqual(elsewhere.accept({ name: "ci", deliveryId: "x1", body: "one" }), { status: 202, runId: "queued", note: "fired by an OpenCode process of its project" });
@@ -247,7 +247,7 @@ describe("webhook deliveries", () => {
   });
 });
 
-/** The fixture's own connection: EventTriggerStore only needs the database. */
+/** The fixture's own connection: TriggerRepository only needs the database. */
 function openSame(f: ReturnType<typeof setup>) {
-  return (f.autoStore as unknown as { db: ConstructorParameters<typeof EventTriggerStore>[0] }).db;
+  return (f.autoStore as unknown as { db: ConstructorParameters<typeof TriggerRepository>[0] }).db;
 }

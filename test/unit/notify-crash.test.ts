@@ -8,7 +8,7 @@ import { FakeHost } from "../helpers/fake-host.ts";
 import { coreFixture, PARENT } from "../helpers/core-fixture.ts";
 import { MemoryTaskStore } from "../../src/core/memory-task-store.ts";
 import { ParentNotifier } from "../../src/core/parent-notifier.ts";
-import { CLAIM_LEASE_MS } from "../../src/core/outbox-claim.ts";
+import { CLAIM_LEASE_MS } from "../../src/core/claims.ts";
 import { withMarker } from "../../src/core/notification-text.ts";
 import type { TaskStore } from "../../src/core/task-store.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";

@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { automationFixture, tempDb, PARENT, MODEL } from "../helpers/automation-fixture.ts";
 import { automationTools } from "../../src/tools/build-tools.ts";
 import { commandHandler } from "../../src/inbox/apply-command.ts";
-import { CommandInbox } from "../../src/inbox/command-inbox.ts";
+import { CommandRepository } from "../../src/store/command-repository.ts";
+import { inboxStore } from "../helpers/inbox-store.ts";
 import { InboxApplier } from "../../src/inbox/inbox-applier.ts";
 import { TaskReader } from "../../src/store/task-reader.ts";
 import { routePage } from "../../src/dashboard/dashboard-routes.ts";
@@ -153,7 +154,7 @@ describe("proposal commands applied by the plugin", () => {
   it("the command's source and version survive the inbox table (migrations 14 and 16)", async () => {
     const { f, pluginDb, propose, handler, versionOf } = setup();
     const id = await propose();
-    const inbox = new CommandInbox(pluginDb);
+    const inbox = new CommandRepository(pluginDb);
     const written = inbox.submit("proj", "approve", id, f.clock.now(), "cli", versionOf(id));
     assert.equal(inbox.get(written.id)!.source, "cli");
     assert.equal(inbox.get(written.id)!.version, versionOf(id), "and its version (migration 16)");
@@ -193,7 +194,7 @@ describe("CLI: proposals", () => {
   it("approve <prefix> is applied by the project's OpenCode: the CLI prints its outcome, and the decision says cli", async () => {
     const { f, db, pluginDb, propose, handler, decisions } = setup();
     const id = await propose();
-    const applier = new InboxApplier(pluginDb, "proj", handler, f.clock, (m, e) => assert.fail(`${m}: ${e}`));
+    const applier = new InboxApplier(inboxStore(pluginDb, "proj"), handler, f.clock, (m, e) => assert.fail(`${m}: ${e}`));
     const plugin = async () => { applier.check(); await applier.idle(); };
     const out = await cli(["proposals", "approve", id.slice(0, 6), "--yes", "--db", db.path], () => f.clock.now(), plugin);
     assert.deepEqual([out.code, out.stderr], [0, ""]);
@@ -209,7 +210,7 @@ describe("CLI: proposals", () => {
     const { f, db, pluginDb, propose } = setup();
     const id = await propose();
     const refusing = { apply: async () => { throw new Error("Proposals are unavailable in this OpenCode process."); }, owns: async () => true };
-    const applier = new InboxApplier(pluginDb, "proj", refusing, f.clock, () => {});
+    const applier = new InboxApplier(inboxStore(pluginDb, "proj"), refusing, f.clock, () => {});
     const out = await cli(["proposals", "reject", id, "--db", db.path], () => f.clock.now(), async () => { applier.check(); await applier.idle(); });
     assert.equal(out.code, 1);
     assert.match(out.stderr, /Rejecting au\w+ "watch the deploy" failed: Proposals are unavailable/);
@@ -442,7 +443,7 @@ describe("issue 22: an approval shows everything that will run, and approves exa
       assert.match(no.stderr, /Not approved: nothing was written/);
       assert.match(questions[0]!, /^Approve exactly this \(version [0-9a-f]{12}\)\? .*\[y\/N\] $/);
       assert.deepEqual(inboxOf(db.path), []);
-      const applier = new InboxApplier(pluginDb, "proj", handler, f.clock, (m, e) => assert.fail(`${m}: ${e}`));
+      const applier = new InboxApplier(inboxStore(pluginDb, "proj"), handler, f.clock, (m, e) => assert.fail(`${m}: ${e}`));
       const yes = await cli(["proposals", "approve", id, "--db", db.path], { now: () => f.clock.now(), ask: async () => "y", sleep: async () => { applier.check(); await applier.idle(); } });
       assert.equal(yes.code, 0, yes.stderr);
       assert.match(yes.stdout, /Approved "watch the deploy"/);
@@ -453,7 +454,7 @@ describe("issue 22: an approval shows everything that will run, and approves exa
     it("a change that lands between reading and approving (while the user reads, or before OpenCode applies it) is refused: exit 1, nothing enabled", async () => {
       const { f, db, pluginDb, call, propose, handler, decisions } = setup();
       const id = await propose();
-      const applier = new InboxApplier(pluginDb, "proj", handler, f.clock, (m, e) => assert.fail(`${m}: ${e}`));
+      const applier = new InboxApplier(inboxStore(pluginDb, "proj"), handler, f.clock, (m, e) => assert.fail(`${m}: ${e}`));
       const plugin = async () => { applier.check(); await applier.idle(); };
       const whileReading = await cli(["proposals", "approve", id, "--db", db.path], {
         now: () => f.clock.now(), sleep: plugin,

@@ -10,7 +10,7 @@ import type { Task } from "../../src/core/task.ts";
 import { routePage } from "../../src/dashboard/dashboard-routes.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
 import { TaskReader, type ProjectWorker } from "../../src/store/task-reader.ts";
-import { WorkerHealthStore } from "../../src/workers/worker-health-store.ts";
+import { WorkerHealthRepository } from "../../src/store/worker-health-repository.ts";
 import { runningTask } from "../store/task-fixtures.ts";
 
 process.env.TZ = "UTC"; // the CLI prints local times
@@ -38,7 +38,7 @@ function automation(id: string, overrides: Partial<Automation> = {}): Automation
  */
 function seed(path: string): void {
   const proj = SqliteTaskStore.open({ path, projectId: "proj" });
-  const health = new WorkerHealthStore(proj.db, "proj");
+  const health = new WorkerHealthRepository(proj.db, "proj");
   health.save({ name: "box", host: "10.0.0.5:4096", capacity: 8, state: "unreachable", since: DOWN_SINCE, error: BOX_ERROR, checkedAt: NOW - 5000 });
   health.save({ name: "spare", host: "spare.lan:4096", capacity: 4, state: "healthy", since: NOW - 60 * MIN, checkedAt: NOW - 5000 });
   health.save({ name: "idle", host: "idle.lan", capacity: 2, state: "unauthorized", since: NOW - 2 * MIN, error: "401: check IDLE_PASSWORD", checkedAt: NOW - 5000 });
@@ -60,7 +60,7 @@ function seed(path: string): void {
   run(4, "ses_gone"); // its task removed by retention: where it ran is unknown
   proj.close();
   const other = SqliteTaskStore.open({ path, projectId: "other" });
-  new WorkerHealthStore(other.db, "other").save({ name: "box", host: "box.other:4096", capacity: 2, state: "healthy", since: NOW - MIN, checkedAt: NOW });
+  new WorkerHealthRepository(other.db, "other").save({ name: "box", host: "box.other:4096", capacity: 2, state: "healthy", since: NOW - MIN, checkedAt: NOW });
   other.save(task("ses_other1", { worker: "box" }));
   other.close();
   const plain = SqliteTaskStore.open({ path, projectId: "plain" });

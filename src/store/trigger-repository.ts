@@ -1,7 +1,8 @@
-import type { SqliteDatabase, SqliteStatement } from "../store/sqlite-driver.ts";
-import { StatementCache } from "../store/statement-cache.ts";
-import { rowToTrigger } from "../store/automation-rows.ts";
-import { EVENT_KINDS, type Trigger } from "../automations/automation.ts";
+import type { Trigger } from "../automations/automation.ts";
+import { claimLive } from "../core/claims.ts";
+import { rowToTrigger } from "./automation-rows.ts";
+import type { SqliteDatabase, SqliteStatement } from "./sqlite-driver.ts";
+import { StatementCache } from "./statement-cache.ts";
 
 export type WebhookRow = { name: string; projectId: string; triggerId: string; secret: string; createdAt: number };
 export type Delivery = {
@@ -11,14 +12,20 @@ export type Delivery = {
   runId?: number;
 };
 
-const KINDS = JSON.stringify(EVENT_KINDS);
+/**
+ * How long a delivery's claim is left to its holder while its run launches (a session and a
+ * prompt, seconds at most): after this the holder is taken for stopped, and another process fires
+ * it. A holder on this machine whose process is gone is replaced at once.
+ */
+export const DELIVERY_LEASE_MS = 600_000;
 
 /**
  * What event triggers keep beside the automation tables (migration 10): each source's state and
  * note, the leases that let one process run a source, webhooks (names unique in the database,
- * across projects) and their stored deliveries. Shares the task store's connection.
+ * across projects) and their stored deliveries. Leases and delivery claims follow the one claim
+ * rule (core/claims.ts). Shares the task store's connection.
  */
-export class EventTriggerStore {
+export class TriggerRepository {
   private statements = new StatementCache();
 
   constructor(private db: SqliteDatabase, readonly projectId: string) {}
@@ -27,11 +34,11 @@ export class EventTriggerStore {
     return this.db.transaction(fn);
   }
 
-  /** Event triggers of this project's automations that may fire (enabled, not done). */
-  activeEventTriggers(): Trigger[] {
+  /** Triggers of the given kinds (the event kinds) of this project's automations that may fire (enabled, not done). */
+  activeEventTriggers(kinds: readonly string[]): Trigger[] {
     return this.sql(`SELECT t.* FROM automation_triggers t JOIN automations a ON a.project_id = t.project_id AND a.id = t.automation_id
       WHERE t.project_id = ? AND a.enabled = 1 AND a.done_at IS NULL AND t.kind IN (SELECT value FROM json_each(?))
-      ORDER BY t.created_at, t.rowid`).all(this.projectId, KINDS).map(rowToTrigger);
+      ORDER BY t.created_at, t.rowid`).all(this.projectId, JSON.stringify(kinds)).map(rowToTrigger);
   }
 
   state(triggerId: string): unknown {
@@ -48,13 +55,14 @@ export class EventTriggerStore {
   }
 
   /**
-   * Takes the trigger's lease for `holder` when it is free, expired, already ours, or held by a
-   * holder that `isDead` says is gone. True when `holder` holds it now.
+   * Takes the trigger's lease for `holder` when it is free, already ours, or its claim is no longer
+   * live (expired, or its holder is gone). True when `holder` holds it now.
    */
-  acquireLease(triggerId: string, holder: string, now: number, ttlMs: number, isDead: (holder: string) => boolean): boolean {
+  acquireLease(triggerId: string, holder: string, now: number, ttlMs: number): boolean {
     return this.transaction(() => {
       const row = this.sql("SELECT holder, expires_at FROM trigger_leases WHERE project_id = ? AND trigger_id = ?").get(this.projectId, triggerId);
-      const free = !row || row.holder === holder || Number(row.expires_at) <= now || isDead(String(row.holder));
+      // The row keeps when the lease ends; its claim was taken (or last renewed) one ttl before.
+      const free = !row || row.holder === holder || !claimLive({ by: String(row.holder), at: Number(row.expires_at) - ttlMs }, now, ttlMs);
       if (!free) return false;
       this.sql(`INSERT INTO trigger_leases (project_id, trigger_id, holder, expires_at) VALUES (?, ?, ?, ?)
         ON CONFLICT (project_id, trigger_id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at`)
@@ -118,16 +126,17 @@ export class EventTriggerStore {
   }
 
   /**
-   * Claims an unfired delivery for `holder` (inside a transaction): false when a live process has
-   * it, `holder` included (its run is launching here; firing it again would fire it twice).
+   * Claims an unfired delivery for `holder` (inside a transaction): false when its claim is live,
+   * `holder`'s own included (its run is launching here; firing it again would fire it twice).
    */
-  claimDelivery(d: Delivery, holder: string, isDead: (holder: string) => boolean): boolean {
-    const row = this.sql("SELECT status, claimed_by FROM webhook_deliveries WHERE id = ?").get(d.id);
+  claimDelivery(d: Delivery, holder: string, now: number): boolean {
+    const row = this.sql("SELECT status, claimed_by, claimed_at FROM webhook_deliveries WHERE id = ?").get(d.id);
     if (!row || (row.status !== "pending" && row.status !== "claimed")) return false;
-    if (row.status === "claimed" && (row.claimed_by === holder || !isDead(String(row.claimed_by)))) return false;
-    this.sql("UPDATE webhook_deliveries SET status = 'claimed', claimed_by = ? WHERE id = ?").run(holder, d.id);
+    if (row.status === "claimed" && (row.claimed_by === holder || claimLive({ by: String(row.claimed_by), at: Number(row.claimed_at ?? 0) }, now, DELIVERY_LEASE_MS))) return false;
+    this.sql("UPDATE webhook_deliveries SET status = 'claimed', claimed_by = ?, claimed_at = ? WHERE id = ?").run(holder, now, d.id);
     return true;
   }
+
 
   setDeliveryRun(id: number, runId: number | undefined): void {
     this.sql("UPDATE webhook_deliveries SET run_id = ? WHERE id = ?").run(runId ?? null, id);
@@ -146,4 +155,9 @@ export class EventTriggerStore {
   private sql(text: string): SqliteStatement {
     return this.statements.prepare(this.db, text);
   }
+}
+
+/** A webhook's secret, set by its name (names are unique in the database, across projects); false when there is none of that name. */
+export function setWebhookSecret(db: SqliteDatabase, name: string, secret: string): boolean {
+  return db.prepare("UPDATE webhooks SET secret = ? WHERE name = ?").run(secret, name).changes > 0;
 }

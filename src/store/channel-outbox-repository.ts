@@ -1,11 +1,7 @@
 import { randomUUID } from "node:crypto";
-import type { SqliteDatabase, SqliteStatement, SqlRow } from "../store/sqlite-driver.ts";
-import { StatementCache } from "../store/statement-cache.ts";
-import { maskSecrets } from "../core/mask-secrets.ts";
-import { newClaimer } from "../core/outbox-claim.ts";
-import { channelHost, type Channels } from "./channel-config.ts";
-import { capChars, RESULT_CAP, type ChannelNotice } from "./channel-message.ts";
 import { LeasedOutbox, type OutboxItem } from "./leased-outbox.ts";
+import type { SqliteDatabase, SqliteStatement, SqlRow } from "./sqlite-driver.ts";
+import { StatementCache } from "./statement-cache.ts";
 
 export const CHANNEL_TABLE = "channel_deliveries";
 
@@ -26,45 +22,44 @@ export type ChannelDeliveryStatus = {
   lastError?: string;
 };
 
+/** One row to queue: a configured channel (its host) or one the options do not hold (`failure` says so). */
+export type QueuedDelivery = { channel: string; host: string; failure?: string };
+
 /**
  * The channel outbox table (migration 11): one row per (run, channel). Writes go through the
- * leased outbox's claim/confirm/retry; this adds what is particular to channels: queueing a run's
- * notice, and reading back what may be shown. Works on a read-only connection for the reads
- * (the dashboard and CLI).
+ * leased outbox's claim/confirm/retry; this adds queueing a run's notice and reading back what
+ * may be shown. The notice comes already masked and capped (channels/channel-queue.ts).
  */
-export class ChannelOutbox {
+export class ChannelOutboxRepository {
   private statements = new StatementCache();
   readonly leased: LeasedOutbox;
 
-  /** `claimer`: this instance's name in claims (readers need none of their own). */
-  constructor(private db: SqliteDatabase, readonly projectId: string, claimer: string = newClaimer()) {
+  /** `claimer`: this instance's name in claims (core/claims.ts newClaimer). */
+  constructor(private db: SqliteDatabase, readonly projectId: string, claimer: string) {
     this.leased = new LeasedOutbox(db, CHANNEL_TABLE, projectId, claimer);
   }
 
   /**
-   * Queues `notice` for each named channel (inside the caller's transaction, so it commits with
-   * the run's end). Queuing the same run to the same channel again does nothing. A name the
-   * options do not hold is recorded as failed at once.
+   * Queues the stored notice of a run for each channel (inside the caller's transaction, so it
+   * commits with the run's end). Queuing the same run to the same channel again does nothing; a
+   * delivery with a `failure` is recorded as failed at once.
    */
-  enqueue(notice: ChannelNotice, names: readonly string[], channels: Channels, now: number): void {
-    const stored = JSON.stringify(storedNotice(notice));
+  enqueue(run: { runId: number; automationId: string }, deliveries: readonly QueuedDelivery[], notice: string, now: number): void {
     const insert = this.sql(`INSERT INTO ${CHANNEL_TABLE} (project_id, id, status, attempts, next_attempt_at, created_at, ended_at, last_error,
       run_id, automation_id, channel, host, notice) VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (project_id, run_id, channel) DO NOTHING`);
-    for (const name of new Set(names)) {
-      const config = channels[name];
-      const failure = config ? null : `channel "${name}" is not configured (configured: ${Object.keys(channels).join(", ") || "none"})`;
+    for (const d of deliveries) {
       insert.run(
-        this.projectId, randomUUID(), config ? "pending" : "failed", now, now, config ? null : now, failure,
-        notice.run.id, notice.automation.id, name, config ? channelHost(config.url) : "-", stored,
+        this.projectId, randomUUID(), d.failure ? "failed" : "pending", now, now, d.failure ? now : null, d.failure ?? null,
+        run.runId, run.automationId, d.channel, d.host, notice,
       );
     }
   }
 
-  /** The stored notice of a claimed item; undefined when unreadable. */
-  noticeOf(item: OutboxItem): ChannelNotice | undefined {
+  /** The stored notice of a claimed item, parsed; undefined when unreadable. */
+  noticeOf(item: OutboxItem): unknown {
     try {
-      return JSON.parse(String(item.row.notice)) as ChannelNotice;
+      return JSON.parse(String(item.row.notice));
     } catch {
       return undefined;
     }
@@ -90,21 +85,6 @@ export class ChannelOutbox {
   private sql(text: string): SqliteStatement {
     return this.statements.prepare(this.db, text);
   }
-}
-
-/** "team (hooks.slack.com): delivered after 2 attempts" and the like, for task_read. */
-export function deliveryStatusText(s: ChannelDeliveryStatus, now: number): string {
-  const who = `${s.channel} (${s.host})`;
-  const tries = `${s.attempts} attempt${s.attempts === 1 ? "" : "s"}`;
-  if (s.status === "delivered") return `${who}: delivered${s.attempts > 1 ? ` after ${tries}` : ""}`;
-  if (s.status === "failed") return `${who}: FAILED${s.attempts > 0 ? ` after ${tries}` : ""}: ${s.lastError ?? "unknown"}`;
-  const next = s.nextAttemptAt === undefined ? "" : `, next attempt in ${Math.max(0, Math.round((s.nextAttemptAt - now) / 1000))} s`;
-  return `${who}: pending${s.attempts > 0 ? ` (${tries}; last: ${s.lastError ?? "?"})` : ""}${next}`;
-}
-
-/** What is kept of a notice: result capped, and token shapes masked before they leave the machine. */
-function storedNotice(n: ChannelNotice): ChannelNotice {
-  return { ...n, summary: maskSecrets(n.summary), result: capChars(maskSecrets(n.result), RESULT_CAP), trigger: maskSecrets(n.trigger) };
 }
 
 function toStatus(row: SqlRow): ChannelDeliveryStatus {

@@ -1,6 +1,6 @@
-import type { SqliteDatabase, SqliteStatement, SqlRow } from "../store/sqlite-driver.ts";
-import { StatementCache } from "../store/statement-cache.ts";
-import { CLAIM_LEASE_MS, claimHeldByOther } from "../core/outbox-claim.ts";
+import { CLAIM_LEASE_MS, claimHeldByOther } from "../core/claims.ts";
+import type { SqliteDatabase, SqliteStatement, SqlRow } from "./sqlite-driver.ts";
+import { StatementCache } from "./statement-cache.ts";
 
 /** An outbox row's delivery state; the table's own columns come along in `row`. */
 export type OutboxItem = {
@@ -16,8 +16,8 @@ export type OutboxItem = {
 const TABLE = /^[a-z_]+$/;
 
 /**
- * Claim, lease, confirm and retry over one outbox table, for any way out (channels now; session
- * notifications could move onto it). The table has these columns, scoped by project:
+ * Claim, lease, confirm and retry over one outbox table, for any way out (channel deliveries now),
+ * deciding with the one claim rule (core/claims.ts). The table has these columns, scoped by project:
  *   project_id TEXT, id TEXT, status TEXT ('pending' | 'delivered' | 'failed'),
  *   attempts INTEGER, next_attempt_at INTEGER, claimed_by TEXT, claimed_at INTEGER,
  *   created_at INTEGER, ended_at INTEGER, last_error TEXT

@@ -1,6 +1,6 @@
-import type { SqliteDatabase, SqliteStatement, SqlRow } from "../store/sqlite-driver.ts";
-import { StatementCache } from "../store/statement-cache.ts";
-import type { ProposalShape } from "./proposal-rules.ts";
+import type { SqliteDatabase, SqliteStatement, SqlRow } from "./sqlite-driver.ts";
+import { StatementCache } from "./statement-cache.ts";
+import type { ProposalShape } from "../proposals/proposal-rules.ts";
 
 export type ProposalOutcome = "approved" | "rejected" | "expired";
 export type DecidedVia = "conversation" | "dashboard" | "cli" | "expiry";
@@ -15,7 +15,7 @@ export type ProposalDecision = ProposalShape & {
 };
 
 /** Proposal decisions, in the plugin's SQLite database (migration 13), for one project. */
-export class ProposalStore {
+export class ProposalRepository {
   private statements = new StatementCache();
 
   constructor(private db: SqliteDatabase, readonly projectId: string) {}
