@@ -53,7 +53,7 @@ export class AutomationCatalog {
    * free and gets its URL and a new secret (the user may set their own with the CLI); `github: "."` becomes the
    * project's origin repository. Returns the new webhooks' secrets by trigger id.
    */
-  async prepareEventTriggers(triggers: Trigger[], _inputs: TriggerInput[]): Promise<NewWebhooks> {
+  async prepareEventTriggers(triggers: Trigger[]): Promise<NewWebhooks> {
     const webhooks: NewWebhooks = new Map();
     const sources = this.runs.sources;
     for (const [i, trigger] of triggers.entries()) {

@@ -23,7 +23,7 @@ export function taskCreateTool({ automations, onCrash, hasWorkers }: AutomationT
       if (automations.proposals.proposerOf(call.sessionID)?.by === "discovery") throw new AutomationRefusal("A discovery run only proposes: use task_propose; the user decides.");
       const id = automations.catalog.newAutomationId();
       const triggers = automations.catalog.parseTriggers(args.triggers ?? [], id);
-      const webhooks = await automations.catalog.prepareEventTriggers(triggers, args.triggers ?? []);
+      const webhooks = await automations.catalog.prepareEventTriggers(triggers);
       const fields = {
         agent: "general", notify: "on_change", sessionMode: "fresh", overlap: "skip", catchUp: "skip", enabled: true,
         ...toFields(args), title: args.title, prompt: args.prompt ?? "",

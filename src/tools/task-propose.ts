@@ -40,7 +40,7 @@ export function taskProposeTool({ automations, onCrash, hasWorkers }: Automation
       await automations.catalog.checkAgent(fields.agent);
       automations.catalog.checkChannels(fields);
       automations.catalog.checkWorker(fields.worker);
-      const webhooks = await automations.catalog.prepareEventTriggers(triggers, args.triggers ?? []);
+      const webhooks = await automations.catalog.prepareEventTriggers(triggers);
       const proposer = proposals.proposerOf(call.sessionID) ?? { creator: creatorOf(call), by: "conversation" as const };
       const a = proposals.propose({ id, fields, triggers, creator: proposer.creator, reason: args.reason.trim(), by: proposer.by, webhooks });
       return answer(a.id, a.title, proposals, triggers.map((t) => `- ${describeTrigger(t.spec)}`), webhookLines(triggers, webhooks));

@@ -16,7 +16,7 @@ export function taskTriggerAddTool({ automations, onCrash }: AutomationToolDeps)
       const a = automations.catalog.require(args.id);
       const input = args.trigger as TriggerInput;
       const triggers = automations.catalog.parseTriggers([input], a.id);
-      const webhooks = await automations.catalog.prepareEventTriggers(triggers, [input]);
+      const webhooks = await automations.catalog.prepareEventTriggers(triggers);
       // A new trigger makes an approved automation run at new times or on new events: the user says yes again.
       if (!neverApproved(a)) await approve(call.ask, a.title, `Changes: new trigger ${describeTrigger(triggers[0]!.spec)}`, [describeTrigger(triggers[0]!.spec)], "the trigger was not added");
       await allowTriggerCommands(triggers, call, "the trigger was not added");
