@@ -108,6 +108,19 @@ describe("task_propose", () => {
     assert.match(await propose(), /Proposed automation/);
   });
 
+  it("the hourly sweep removes an expired proposal with nobody touching it; stopped, it sweeps no more", async () => {
+    const { f, propose, idOf } = setup();
+    f.proposals.start();
+    const first = idOf(await propose());
+    await f.clock.advance(7 * 24 * HOUR + HOUR);
+    assert.equal(f.autoStore.automation(first), undefined, "gone at the first sweep past its 7 days");
+    assert.equal(f.proposals.store.decisions(0)[0]!.outcome, "expired");
+    f.proposals.stop();
+    const second = idOf(await propose({ title: "another", prompt: "something else entirely" }));
+    await f.clock.advance(8 * 24 * HOUR);
+    assert.ok(f.autoStore.automation(second), "no sweep after stop");
+  });
+
   it("task_list shows proposals apart from automations", async () => {
     const { call, propose } = setup();
     await call("task_create", { title: "nightly", prompt: "summarise", triggers: [{ every: "1h" }] });
