@@ -48,7 +48,8 @@ describe("event triggers with two servers on one database", () => {
     waitUntil(() => runs(automationId).filter((r) => r.status === "completed").length === count, { timeoutMs: 20_000, what: `${count} completed runs` });
   const leases = () => query<{ trigger_id: string; holder: string }>("SELECT trigger_id, holder FROM trigger_leases ORDER BY trigger_id");
   const triggerOf = (automationId: string) => query<{ id: string }>("SELECT id FROM automation_triggers WHERE automation_id = ?", automationId)[0]!.id;
-  const pidOf = (holder: string) => Number(/^pid(\d+)-/.exec(holder)?.[1]);
+  // A holder is host:pid:nonce (core/claims.ts), the one identity every claim uses.
+  const pidOf = (holder: string) => Number(/^.+:(\d+):[0-9a-f]{8}$/.exec(holder)?.[1]);
 
   const create = async (stack: Stack, parent: string, args: Record<string, unknown>) => {
     await stack.say(parent, call("task_create", { notify: "never", ...args }));

@@ -19,7 +19,7 @@ const trigger = (id: string, automationId: string, nextAt?: number): Trigger => 
 });
 
 /** The automation tables behind the plugin's SQLite driver: bun:sqlite under Bun, better-sqlite3 under Node. */
-export function defineAutomationStoreSuite({ describe, it }: TestApi): void {
+export function defineAutomationRepositorySuite({ describe, it }: TestApi): void {
   const withStores = (fn: (open: (projectId?: string) => AutomationRepository) => void) => () => {
     const dir = mkdtempSync(join(tmpdir(), "obt-auto-store-"));
     const opened: SqliteTaskStore[] = [];

@@ -1,4 +1,0 @@
-import { describe, it } from "node:test";
-import { defineAutomationStoreSuite } from "./automation-store-suite.ts";
-
-defineAutomationStoreSuite({ describe, it });
