@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,6 +7,7 @@ import { after, beforeEach, describe, it } from "node:test";
 import { systemClock, type Clock } from "../../src/core/clock.ts";
 import { InboxApplier, OWNER_GRACE_MS } from "../../src/inbox/inbox-applier.ts";
 import type { InboxCommand } from "../../src/inbox/inbox-command.ts";
+import { COMMAND_LEASE_MS } from "../../src/store/command-repository.ts";
 import { Store } from "../../src/store/store.ts";
 
 describe("dashboard command inbox", () => {
@@ -92,6 +94,27 @@ describe("dashboard command inbox", () => {
     assert.equal(failed.claimedBy, a.store.holder, "claimed under the one identity: host:pid:nonce");
     assert.match(failed.claimedBy!, new RegExp(`^${hostname()}:${process.pid}:[0-9a-f]{8}$`));
     a.store.close();
+    page.close();
+  });
+
+  it("applies a command whose claimer stopped before recording its outcome: at once when its process is gone, else after the lease", async () => {
+    const a = instance("proj");
+    const page = dashboard();
+    const deadPid = spawnSync(process.execPath, ["-e", ""]).pid!;
+    const crashed = page.inbox.submit("proj", "pause", "au_1", Date.now());
+    assert.equal(page.inbox.claim(crashed.id, `${hostname()}:${deadPid}:deadbeef`, Date.now()), true);
+    const silent = page.inbox.submit("proj", "resume", "au_2", Date.now());
+    assert.equal(page.inbox.claim(silent.id, "elsewhere.example:1:0badf00d", Date.now()), true, "a live holder on another machine");
+    a.applier.check();
+    await a.applier.idle();
+    assert.deepEqual(a.applied, [crashed.id], "the dead holder's command; the other machine's is still its own");
+    assert.deepEqual([page.inbox.get(crashed.id)!.status, page.inbox.get(silent.id)!.status], ["done", "claimed"]);
+    const later = instance("proj", undefined, undefined, { ...systemClock, now: () => Date.now() + COMMAND_LEASE_MS });
+    later.applier.check();
+    await later.applier.idle();
+    assert.deepEqual(later.applied, [silent.id], "its lease ran out: nothing stays claimed forever");
+    assert.equal(page.inbox.get(silent.id)!.claimedBy, later.store.holder);
+    for (const i of [a, later]) i.store.close();
     page.close();
   });
 
