@@ -21,7 +21,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 
 export type FakeRequest = {
-  /** Date.now() when it arrived. */
+  /** `now()` (Date.now() unless the options give a clock) when it arrived. */
   at: number;
   path: string;
   status: number;
@@ -39,6 +39,8 @@ export type FakeGithubOptions = {
   limit?: number;
   /** A few PRs, an issue, a comment, a release, a review and CI runs that exist before the first poll (default true). */
   seed?: boolean;
+  /** The time the fake lives in, for `at` and `x-ratelimit-reset` (default Date.now: a test's fake clock goes here). */
+  now?: () => number;
 };
 
 type Pull = { number: number; title: string; user: string; head: string; base: string; state: "open" | "closed"; merged_at: string | null; created_at: string; updated_at: string };
@@ -63,7 +65,8 @@ export class FakeGithub {
   private readonly limit: number | undefined;
   private readonly seeded: boolean;
   private readonly used = { authenticated: 0, anonymous: 0 };
-  private readonly windowReset = Math.floor(Date.now() / 1000) + 3600;
+  private readonly now: () => number;
+  private readonly windowReset: number;
   private limitQueue: Limit | undefined;
   private failures = 0;
   private nextNumber = 1;
@@ -82,6 +85,8 @@ export class FakeGithub {
     this.defaultBranch = options.defaultBranch ?? "main";
     this.limit = options.limit;
     this.seeded = options.seed !== false;
+    this.now = options.now ?? Date.now;
+    this.windowReset = Math.floor(this.now() / 1000) + 3600;
   }
 
   async listen(): Promise<this> {
@@ -229,7 +234,7 @@ export class FakeGithub {
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? "/", "http://fake");
-    const entry: FakeRequest = { at: Date.now(), path: url.pathname + url.search, status: 0, authorization: header(req, "authorization"), ifNoneMatch: header(req, "if-none-match"), costly: false };
+    const entry: FakeRequest = { at: this.now(), path: url.pathname + url.search, status: 0, authorization: header(req, "authorization"), ifNoneMatch: header(req, "if-none-match"), costly: false };
     this.requests.push(entry);
     if (this.latencyMs > 0) {
       const timer = setTimeout(() => this.answer(req, res, url, entry), this.latencyMs);
@@ -250,7 +255,7 @@ export class FakeGithub {
       res.end(body === undefined ? undefined : JSON.stringify(body));
     };
     if (this.limitQueue && this.limitQueue.count > 0) return this.sendLimited(entry, res, this.limitQueue);
-    if (this.used[bucket] >= limit) return this.sendLimited(entry, res, { count: 1, status: 403, resetInSeconds: this.windowReset - Date.now() / 1000 });
+    if (this.used[bucket] >= limit) return this.sendLimited(entry, res, { count: 1, status: 403, resetInSeconds: this.windowReset - this.now() / 1000 });
     if (this.failures > 0) {
       this.failures--;
       return send(502, { message: "Server Error" });
@@ -271,7 +276,7 @@ export class FakeGithub {
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (limit.retryAfterSeconds !== undefined) headers["retry-after"] = String(limit.retryAfterSeconds);
     else {
-      entry.resetSent = Math.ceil(Date.now() / 1000 + (limit.resetInSeconds ?? 60));
+      entry.resetSent = Math.ceil(this.now() / 1000 + (limit.resetInSeconds ?? 60));
       headers["x-ratelimit-remaining"] = "0";
       headers["x-ratelimit-reset"] = String(entry.resetSent);
     }

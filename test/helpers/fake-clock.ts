@@ -33,6 +33,12 @@ export class FakeClock implements Clock {
     return this.timers.size;
   }
 
+  /** Milliseconds until the earliest pending timer is due; undefined when none is pending. */
+  nextTimerIn(): number | undefined {
+    const due = [...this.timers.values()].map((t) => t.at);
+    return due.length > 0 ? Math.min(...due) - this.time : undefined;
+  }
+
   /** Moves time forward, firing due timers (and letting their promises run) in order. */
   async advance(ms: number): Promise<void> {
     const end = this.time + ms;

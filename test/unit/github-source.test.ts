@@ -4,12 +4,14 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { systemClock } from "../../src/core/clock.ts";
+import { systemClock, type Clock } from "../../src/core/clock.ts";
 import type { GithubEventName } from "../../src/automations/automation.ts";
 import type { RunningSource, SourceContext, TriggerEvent } from "../../src/triggers/trigger-source.ts";
 import { githubToken, resolveGithubRepo, startGithubSource, UNAUTHENTICATED_NOTE, type GithubSpec } from "../../src/triggers/github-source.ts";
 import { startFakeGithub, type FakeGithub, type FakeGithubOptions } from "../harness/fake-github.ts";
 import { waitUntil } from "../harness/events.ts";
+import { FakeClock } from "../helpers/fake-clock.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 const TOKEN = "ghp_testtoken123";
 const cleanups: Array<() => unknown> = [];
@@ -27,7 +29,7 @@ async function fakeGithub(options: FakeGithubOptions = {}): Promise<FakeGithub> 
 }
 
 /** A source context that keeps what the source emits, notes and logs; `stored` is its saved state. */
-function context(stored?: unknown, directory = tempDir) {
+function context(stored?: unknown, directory = tempDir, clock: Clock = systemClock) {
   const box = { events: [] as TriggerEvent[], notes: [] as Array<string | undefined>, logs: [] as string[], stored };
   const ctx: SourceContext = {
     directory,
@@ -36,7 +38,7 @@ function context(stored?: unknown, directory = tempDir) {
     saveState: (state) => (box.stored = JSON.parse(JSON.stringify(state))),
     setNote: (note) => box.notes.push(note),
     log: (level, message) => box.logs.push(`${level}: ${message}`),
-    clock: systemClock,
+    clock,
     ownWrites: () => new Set(),
   };
   return { ctx, ...box, get box() { return box; } };
@@ -44,11 +46,12 @@ function context(stored?: unknown, directory = tempDir) {
 
 type Started = { source: RunningSource; box: ReturnType<typeof context>["box"] };
 
-async function start(fake: FakeGithub, events: GithubEventName[], opts: { ref?: string; token?: string | null; stored?: unknown; repo?: string; directory?: string; everyMs?: number; conditional?: boolean } = {}): Promise<Started> {
-  const { ctx, box } = context(opts.stored, opts.directory);
+async function start(fake: FakeGithub, events: GithubEventName[], opts: { ref?: string; token?: string | null; stored?: unknown; repo?: string; directory?: string; everyMs?: number; conditional?: boolean; clock?: FakeClock } = {}): Promise<Started> {
+  const { ctx, box } = context(opts.stored, opts.directory, opts.clock);
   const spec: GithubSpec = { kind: "github", repo: opts.repo ?? fake.repo, events, ref: opts.ref, every: "100ms", everyMs: opts.everyMs ?? 100 };
   const token = opts.token === null ? undefined : (opts.token ?? TOKEN);
-  const source = await startGithubSource(spec, ctx, { apiUrl: fake.url, token: async () => token, conditional: opts.conditional });
+  const requestTimeoutMs = opts.clock ? REQUEST_TIMEOUT_MS : undefined;
+  const source = await startGithubSource(spec, ctx, { apiUrl: fake.url, token: async () => token, conditional: opts.conditional, requestTimeoutMs });
   cleanups.push(() => source.stop());
   return { source, box };
 }
@@ -56,6 +59,33 @@ async function start(fake: FakeGithub, events: GithubEventName[], opts: { ref?: 
 /** Every listing the source polls has answered 304 at least once: its baseline is recorded and unchanged. */
 async function settled(fake: FakeGithub, paths: string[]): Promise<void> {
   await waitUntil(() => paths.every((p) => fake.requestsTo(`/repos/${fake.repo}/${p}`).some((r) => r.status === 304)), { what: `304s on ${paths.join(", ")}` });
+}
+
+/** On a fake clock: a request's abort timer is this far off, further than any poll. */
+const REQUEST_TIMEOUT_MS = 86_400_000;
+
+/** A fake GitHub living in the fake clock's time (its `at` stamps and rate-limit resets). */
+async function clockedGithub(options: FakeGithubOptions = {}): Promise<{ fake: FakeGithub; clock: FakeClock }> {
+  const clock = new FakeClock();
+  return { fake: await fakeGithub({ ...options, now: () => clock.now() }), clock };
+}
+
+/**
+ * Waits until the source on `clock` is done with its poll (its requests are answered over real
+ * HTTP) and waits for the next one; returns the delay until then.
+ */
+async function waiting(clock: FakeClock): Promise<number> {
+  const next = await waitFor(() => {
+    const inMs = clock.nextTimerIn();
+    return clock.pendingTimers() === 1 && inMs !== undefined && inMs < REQUEST_TIMEOUT_MS && { inMs };
+  }, "the source to wait for its next poll");
+  return next.inMs;
+}
+
+/** Lets the next poll happen; returns the delay the source chose after it. */
+async function poll(clock: FakeClock): Promise<number> {
+  await clock.advance(await waiting(clock));
+  return waiting(clock);
 }
 
 /** `count` more requests reached the fake. */
@@ -191,28 +221,28 @@ describe("github source: the ref in the request", () => {
 
 describe("github source: restarts", () => {
   it("what happened while stopped fires once after the restart, marked caught up; nothing repeats", async () => {
-    const fake = await fakeGithub();
+    const { fake, clock } = await clockedGithub();
     const events: GithubEventName[] = ["pr_opened", "issue_opened", "ci_failed"];
-    const first = await start(fake, events, { ref: "main" });
-    await settled(fake, ["pulls", "issues?", "actions/runs"]);
+    const first = await start(fake, events, { ref: "main", clock });
+    await poll(clock); // the baseline
     const live = fake.openPull({ title: "Before the restart", author: "ada" });
-    await waitUntil(() => first.box.events.length >= 1, { what: "the live event" });
+    await poll(clock);
+    assert.equal(first.box.events.length, 1, "the live event");
     await first.source.stop();
-    await new Promise((resolve) => setTimeout(resolve, 100)); // a request aborted by stop may still reach the server
+    assert.equal(clock.pendingTimers(), 0, "a stopped source keeps no timer");
     const afterStop = fake.requests.length;
 
     const pr = fake.openPull({ title: "While down", author: "grace" });
     const issue = fake.openIssue({ title: "Also while down", author: "ken" });
     fake.addRun({ conclusion: "failure", title: "Broke it" });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await clock.advance(60_000);
     assert.equal(fake.requests.length, afterStop, "a stopped source asks nothing");
 
-    const second = await start(fake, events, { ref: "main", stored: first.box.stored });
-    await waitUntil(() => second.box.events.length >= 3, { what: "three caught-up events" });
-    await settled(fake, ["pulls", "issues?", "actions/runs"]);
+    const second = await start(fake, events, { ref: "main", stored: first.box.stored, clock });
+    await poll(clock);
+    assert.equal(second.box.events.length, 3, "three caught-up events");
     const newer = fake.openPull({ title: "After the restart", author: "ada" });
-    await waitUntil(() => second.box.events.length >= 4, { what: "a live event after the restart" });
-    await morePolls(fake, 6);
+    for (let i = 0; i < 3; i++) await poll(clock);
 
     assert.deepEqual(first.box.events.map((e) => e.summary), [`new PR #${live} "Before the restart" by ada`]);
     const caught = second.box.events.slice(0, 3);
@@ -243,66 +273,72 @@ describe("github source: restarts", () => {
 
 describe("github source: rate limits, errors and tokens", () => {
   it("a 403 with x-ratelimit-remaining 0 waits until x-ratelimit-reset: no request in between", async () => {
-    const fake = await fakeGithub();
-    const { box } = await start(fake, ["pr_opened"]);
-    await settled(fake, ["pulls"]);
+    const { fake, clock } = await clockedGithub();
+    const { box } = await start(fake, ["pr_opened"], { clock });
+    await poll(clock);
     fake.limitNext(1, { resetInSeconds: 1 });
-    const limited = await waitUntil(() => fake.requests.find((r) => r.status === 403), { what: "the 403" });
-    const next = await waitUntil(() => fake.requests[fake.requests.indexOf(limited) + 1], { what: "a request after the reset", timeoutMs: 5000 });
-    assert.ok(next.at >= limited.resetSent! * 1000, `next request ${next.at - limited.resetSent! * 1000} ms after the reset`);
+    const wait = await poll(clock);
+    const limited = fake.requests.at(-1)!;
+    assert.equal(limited.status, 403);
+    assert.equal(clock.now() + wait, limited.resetSent! * 1000 + 1000, "the next request is due a second after the reset");
     assert.ok(box.notes.some((n) => n?.startsWith("rate limited by GitHub until")), "the wait is noted");
-    await waitUntil(() => box.notes.at(-1) === undefined, { what: "the note cleared once polling works again" });
+    await clock.advance(wait - 1);
+    assert.equal(fake.requests.at(-1), limited, "no request before the reset");
+    await poll(clock);
+    assert.deepEqual(fake.requests.slice(-1).map((r) => [r.status, r.at - limited.resetSent! * 1000]), [[304, 1000]]);
+    assert.equal(box.notes.at(-1), undefined, "the note cleared once polling works again");
   });
 
   it("a 429 with retry-after waits that long", async () => {
-    const fake = await fakeGithub();
-    await start(fake, ["release"]);
-    await settled(fake, ["releases"]);
-    fake.limitNext(1, { status: 429, retryAfterSeconds: 1 });
-    const limited = await waitUntil(() => fake.requests.find((r) => r.status === 429), { what: "the 429" });
-    const next = await waitUntil(() => fake.requests[fake.requests.indexOf(limited) + 1], { what: "a request after retry-after", timeoutMs: 5000 });
-    assert.ok(next.at - limited.at >= 1000, `waited ${next.at - limited.at} ms`);
+    const { fake, clock } = await clockedGithub();
+    await start(fake, ["release"], { clock });
+    await poll(clock);
+    fake.limitNext(1, { status: 429, retryAfterSeconds: 7 });
+    assert.equal(await poll(clock), 7_000);
+    assert.equal(fake.requests.at(-1)!.status, 429);
   });
 
   it("a budget that would not last until its reset spreads the polls", async () => {
-    const fake = await fakeGithub({ limit: 10 });
-    await start(fake, ["pr_opened"], { token: null });
-    await waitUntil(() => fake.requests.length >= 1);
-    await new Promise((resolve) => setTimeout(resolve, 800));
-    assert.equal(fake.requests.length, 1, "9 requests left for an hour: the next poll is minutes away, not 100 ms");
+    const { fake, clock } = await clockedGithub({ limit: 10 });
+    await start(fake, ["pr_opened"], { token: null, clock });
+    const wait = await poll(clock);
+    assert.equal(fake.requests.length, 1);
+    // 9 requests left for the 3,601 s until the reset (and its second of slack): one every 400 s, not every 100 ms.
+    assert.equal(Math.round(wait), Math.round(3_601_000 / 9));
   });
 
   it("X-Poll-Interval longer than every is honoured", async () => {
-    const fake = await fakeGithub();
+    const { fake, clock } = await clockedGithub();
     fake.pollInterval = 1;
-    await start(fake, ["pr_review"]);
-    await waitUntil(() => fake.requests.length >= 2, { what: "two polls", timeoutMs: 5000 });
-    assert.ok(fake.requests[1]!.at - fake.requests[0]!.at >= 1000);
+    await start(fake, ["pr_review"], { clock });
+    assert.equal(await poll(clock), 1000);
   });
 
   it("server errors back off exponentially and recover", async () => {
-    const fake = await fakeGithub();
-    const { box } = await start(fake, ["pr_opened"]);
-    await settled(fake, ["pulls"]);
+    const { fake, clock } = await clockedGithub();
+    const { box } = await start(fake, ["pr_opened"], { clock });
+    await poll(clock);
     fake.failNext(3);
-    const failed = await waitUntil(() => (fake.requests.filter((r) => r.status === 502).length === 3 ? fake.requests.filter((r) => r.status === 502) : undefined), { what: "three 502s", timeoutMs: 5000 });
-    const recovered = await waitUntil(() => fake.requests[fake.requests.indexOf(failed[2]!) + 1], { what: "a request after the errors", timeoutMs: 5000 });
-    const gaps = [failed[1]!.at - failed[0]!.at, failed[2]!.at - failed[1]!.at, recovered.at - failed[2]!.at];
-    assert.ok(gaps[0]! >= 200 && gaps[1]! >= 400 && gaps[2]! >= 800, `gaps ${gaps.join(", ")} ms: 2x, 4x, 8x every`);
+    const delays = [await poll(clock), await poll(clock), await poll(clock), await poll(clock)];
+    assert.deepEqual(fake.requests.slice(-4).map((r) => r.status), [502, 502, 502, 304]);
+    assert.deepEqual(delays, [200, 400, 800, 100], "2x, 4x, 8x every, then every again");
     const pr = fake.openPull({ title: "After errors", author: "ada" });
-    await waitUntil(() => box.events.some((e) => e.summary.includes(`#${pr}`)), { what: "events after recovery" });
+    await poll(clock);
+    assert.ok(box.events.some((e) => e.summary.includes(`#${pr}`)), "events after recovery");
     assert.ok(box.logs.some((l) => l.startsWith("warn: github acme/widgets: GitHub answered 502")));
   });
 
   it("stop() clears the timer and aborts the request in flight", async () => {
-    const fake = await fakeGithub();
+    const { fake, clock } = await clockedGithub();
     fake.latencyMs = 10_000;
-    const { source, box } = await start(fake, ["pr_opened"]);
-    await waitUntil(() => fake.requests.length >= 1, { what: "the first request" });
+    const { source, box } = await start(fake, ["pr_opened"], { clock });
+    await clock.advance(0);
+    await waitFor(() => fake.requests.length >= 1, "the first request");
     const began = Date.now();
     await source.stop();
     assert.ok(Date.now() - began < 1000, "stop does not wait for the slow answer");
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(clock.pendingTimers(), 0, "no poll and no request timeout left");
+    await clock.advance(60_000);
     assert.equal(fake.requests.length, 1);
     assert.deepEqual(box.events, []);
     assert.ok(!box.logs.some((l) => l.startsWith("warn")), "an abort on stop is not an error");
