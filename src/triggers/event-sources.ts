@@ -1,7 +1,8 @@
 import type { Clock } from "../core/clock.ts";
 import { newClaimer } from "../core/claims.ts";
 import { errorMessage } from "../core/errors.ts";
-import { EVENT_KINDS, type EventSpec, type Trigger } from "../automations/automation.ts";
+import type { EventSpec, Trigger } from "../automations/automation.ts";
+import { EVENT_KINDS } from "./kinds/registry.ts";
 import type { TriggerRepository } from "../store/trigger-repository.ts";
 import type { RunningSource, SourceContext, TriggerEvent } from "./trigger-source.ts";
 import type { FireResult, SourceLoaders, WebhookListener } from "./source-loaders.ts";
