@@ -64,32 +64,10 @@ export type Proposal = { reason: string; proposedAt: number; by: "conversation" 
 
 export type TriggerKind = TriggerSpec["kind"];
 
-/** GitHub activity a `github` trigger can fire on. */
-export const GITHUB_EVENTS = [
-  "push", "pr_opened", "pr_merged", "pr_review", "ci_complete", "ci_failed", "issue_opened", "issue_comment", "release",
-] as const;
-export type GithubEventName = (typeof GITHUB_EVENTS)[number];
-
-/** Time-based triggers: the scheduler fires them at planned times. */
-export type ScheduleSpec =
-  | { kind: "interval"; every: string; everyMs: number }
-  | { kind: "cron"; cron: string; timezone: string }
-  | { kind: "once"; at: string; atMs: number };
-
-/** Event triggers: a source (watcher, poller, listener) fires them when something happens. */
-export type EventSpec =
-  | { kind: "watch"; paths: string[]; ignore: string[]; debounce: string; debounceMs: number }
-  | { kind: "command"; command: string; every: string; everyMs: number; diff: "hash" | "full" | "exit_code"; timeout: string; timeoutMs: number }
-  | { kind: "webhook"; name: string; /** Where deliveries go, fixed when it is created (webhookHost/webhookPort then). */ url?: string }
-  | { kind: "github"; repo: string; events: GithubEventName[]; ref?: string; every: string; everyMs: number };
-
-export type TriggerSpec = ScheduleSpec | EventSpec;
-export type EventKind = EventSpec["kind"];
-export const EVENT_KINDS: readonly EventKind[] = ["watch", "command", "webhook", "github"];
-
-export function isEventSpec(spec: TriggerSpec): spec is EventSpec {
-  return (EVENT_KINDS as readonly string[]).includes(spec.kind);
-}
+export { GITHUB_EVENTS, type GithubEventName } from "../triggers/kinds/github.ts";
+// Trigger specs come from the kinds' registry (triggers/kinds): one file per kind.
+export { EVENT_KINDS, isEventSpec, type EventKind, type EventSpec, type ScheduleSpec, type TriggerSpec } from "../triggers/kinds/registry.ts";
+import type { EventKind, TriggerSpec } from "../triggers/kinds/registry.ts";
 
 export type Trigger = {
   id: string;

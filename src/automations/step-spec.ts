@@ -1,5 +1,5 @@
 import { AutomationRefusal } from "../core/errors.ts";
-import { parseDuration, TriggerSpecError } from "./trigger-input.ts";
+import { parseDuration, TriggerSpecError } from "../triggers/trigger-input.ts";
 
 /** A step as the model writes it (task_create / task_update `steps`). */
 export type StepInput = { name: string; run: string; timeout?: string; continue_on_error?: boolean };

@@ -1,5 +1,5 @@
 import type { ModelRef } from "../core/task.ts";
-import { parseDuration, TriggerSpecError } from "../automations/trigger-input.ts";
+import { parseDuration, TriggerSpecError } from "../triggers/trigger-input.ts";
 
 /** The `discovery` option: look for useful background work while the user is around but idle. */
 export type DiscoveryConfig = {

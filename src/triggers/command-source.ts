@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
-import type { EventSpec } from "../automations/automation.ts";
+import type { CommandSpec } from "./kinds/command.ts";
 import type { SourceContext, StartSource, TriggerEvent } from "./trigger-source.ts";
 import { runShell, type ShellResult } from "./run-shell.ts";
 import { unifiedDiff } from "./line-diff.ts";
 
-export type CommandSpec = Extract<EventSpec, { kind: "command" }>;
+export type { CommandSpec };
 
 /**
  * What the last check saw, kept across restarts. `outcome` is "exit:0", "signal:SIGKILL" or

@@ -1,14 +1,14 @@
 import type { SourceLoaders } from "./source-loaders.ts";
+import { TRIGGER_KINDS } from "./kinds/registry.ts";
+import type { KindEnv, TriggerKind } from "./kinds/trigger-kind.ts";
+import type { StartSource } from "./trigger-source.ts";
 
-/** The real source modules, each imported the first time a trigger of its kind runs here. */
-export function defaultLoaders(options: { githubApiUrl: string }): SourceLoaders {
-  return {
-    command: async () => (await import("./command-source.ts")).startCommandSource,
-    watch: async () => (await import("./watch-source.ts")).startWatchSource,
-    github: async () => {
-      const { startGithubSource, githubToken } = await import("./github-source.ts");
-      return (spec, ctx) => startGithubSource(spec, ctx, { apiUrl: options.githubApiUrl, token: () => githubToken({ apiUrl: options.githubApiUrl }) });
-    },
-    webhookListener: async () => (await import("./webhook-listener.ts")).startWebhookListener,
-  };
+/** Each registered kind's own start (it imports its module when first called), and the real listener. */
+export function defaultLoaders(env: KindEnv): SourceLoaders {
+  const loaders: SourceLoaders = { webhookListener: async () => (await import("./webhook-listener.ts")).startWebhookListener };
+  for (const kind of TRIGGER_KINDS as readonly TriggerKind[]) {
+    const start = kind.start;
+    if (start) loaders[kind.kind] = async () => ((spec, ctx) => start(spec, ctx, env)) as StartSource<never>;
+  }
+  return loaders;
 }

@@ -1,10 +1,10 @@
 import type { Clock } from "../core/clock.ts";
 import { newClaimer } from "../core/claims.ts";
 import { errorMessage } from "../core/errors.ts";
-import type { EventSpec, Trigger } from "../automations/automation.ts";
-import { EVENT_KINDS } from "./kinds/registry.ts";
+import type { Trigger } from "../automations/automation.ts";
+import { EVENT_KINDS, kindOf } from "./kinds/registry.ts";
 import type { TriggerRepository } from "../store/trigger-repository.ts";
-import type { RunningSource, SourceContext, TriggerEvent } from "./trigger-source.ts";
+import type { RunningSource, SourceContext, StartSource, TriggerEvent, UpstreamRun } from "./trigger-source.ts";
 import type { FireResult, SourceLoaders, WebhookListener } from "./source-loaders.ts";
 import { WebhookDeliveries } from "./webhook-deliveries.ts";
 
@@ -27,6 +27,8 @@ export type EventSourcesDeps = {
   /** Ends a run a crash cut off before it launched (its event is fired again). */
   abandonRun(runId: number): void;
   ownWrites(automationId: string): ReadonlySet<string>;
+  /** Chained (`after`) triggers read an upstream automation's runs here; absent: they cannot start. */
+  runsAfter?(automationId: string, afterRunId: number): UpstreamRun[];
   log(level: "debug" | "info" | "warn" | "error", message: string, extra?: Record<string, unknown>): void;
   webhook: { host: string; port: number };
 };
@@ -74,7 +76,7 @@ export class EventSources {
     try {
       const triggers = this.deps.store.activeEventTriggers(EVENT_KINDS);
       if (triggers.length === 0 && this.started.size === 0 && !this.listener) return this.clearTimer();
-      this.syncSources(triggers.filter((t) => t.spec.kind !== "webhook"));
+      this.syncSources(triggers.filter((t) => kindOf(t.spec).start !== undefined));
       this.syncListener(triggers.some((t) => t.spec.kind === "webhook"));
       this.deliveries.fireDue();
       this.armTick(triggers.length > 0 || this.started.size > 0);
@@ -118,10 +120,11 @@ export class EventSources {
   }
 
   private startSource(trigger: Trigger): void {
-    const spec = trigger.spec as Exclude<EventSpec, { kind: "webhook" }>;
+    const spec = trigger.spec;
     const ctx = this.sourceContext(trigger);
-    const source = this.deps.loaders[spec.kind]()
-      .then((start) => start(spec as never, ctx))
+    const load = this.deps.loaders[spec.kind] ?? (() => Promise.reject(new Error(`no source for the kind "${spec.kind}"`)));
+    const source = load()
+      .then((start) => (start as StartSource<typeof spec>)(spec, ctx))
       .catch((error) => {
         const message = `could not start: ${errorMessage(error)}`;
         this.deps.log("error", `Trigger ${trigger.id} (${spec.kind}) ${message}`);
@@ -167,6 +170,8 @@ export class EventSources {
       saveState: (state) => guard("saving its state", () => store.saveState(trigger.id, state)),
       setNote: (note) => guard("saving its note", () => store.setNote(trigger.id, note)),
       ownWrites: () => this.deps.ownWrites(trigger.automationId),
+      createdAt: trigger.createdAt,
+      ...(this.deps.runsAfter ? { runsAfter: this.deps.runsAfter } : {}),
     };
   }
 

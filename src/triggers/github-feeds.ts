@@ -6,7 +6,7 @@
  * and PushEvent carry no title, author or URL, and GitHub says the feed lags by 30 s to 6 h. Only
  * reviews, which have no repository-wide listing, come from the feed.
  */
-import type { GithubEventName } from "../automations/automation.ts";
+import type { GithubEventName } from "./kinds/github.ts";
 import type { TriggerEvent } from "./trigger-source.ts";
 
 /** What a feed found. `key` names it across polls; `time` (GitHub's) keeps an old item that comes back into a listing from firing. */

@@ -14,7 +14,7 @@
  */
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import type { EventSpec } from "../automations/automation.ts";
+import type { GithubSpec } from "./kinds/github.ts";
 import type { RunningSource, SourceContext } from "./trigger-source.ts";
 import { feedsFor, needsBranch, type Feed } from "./github-feeds.ts";
 
@@ -23,7 +23,7 @@ const run = promisify(execFile);
 export const DEFAULT_GITHUB_API_URL = "https://api.github.com";
 export const UNAUTHENTICATED_NOTE = "unauthenticated: GitHub allows 60 requests an hour; set GITHUB_TOKEN or run gh auth login";
 
-export type GithubSpec = Extract<EventSpec, { kind: "github" }>;
+export type { GithubSpec };
 export type GithubSourceOptions = {
   /** REST API base URL: https://api.github.com (default), https://HOST/api/v3 for Enterprise, a fake in tests. */
   apiUrl: string;

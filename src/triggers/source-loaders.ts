@@ -1,8 +1,5 @@
-import type { EventSpec } from "../automations/automation.ts";
 import type { StartSource } from "./trigger-source.ts";
 import type { IncomingDelivery } from "./webhook-deliveries.ts";
-
-type SpecOf<K extends EventSpec["kind"]> = Extract<EventSpec, { kind: K }>;
 
 /** What firing an event did: the run it started (if any) and when that run's launch is over. */
 export type FireResult = { runId?: number; launched: Promise<unknown> };
@@ -18,12 +15,12 @@ export type StartWebhookListener = (options: {
 }) => Promise<({ listening: true } & WebhookListener) | { listening: false; reason: string }>;
 
 /**
- * Each source's module, loaded the first time a trigger of its kind runs in this process: a
- * project without event triggers never loads a watcher library, a listener or a poller.
+ * How each kind's source starts, by kind (tests give fakes), and the one webhook listener: a
+ * source's module loads the first time a trigger of its kind runs in this process, so a project
+ * without event triggers never loads a watcher library, a listener or a poller.
  */
 export type SourceLoaders = {
-  watch(): Promise<StartSource<SpecOf<"watch">>>;
-  command(): Promise<StartSource<SpecOf<"command">>>;
-  github(): Promise<StartSource<SpecOf<"github">>>;
+  [kind: string]: (() => Promise<StartSource<never> | StartWebhookListener>) | undefined;
+} & {
   webhookListener(): Promise<StartWebhookListener>;
 };

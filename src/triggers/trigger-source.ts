@@ -1,5 +1,4 @@
 import type { Clock } from "../core/clock.ts";
-import type { EventSpec } from "../automations/automation.ts";
 
 /** Something that happened, as a source reports it; each one fires its trigger once. */
 export type TriggerEvent = {
@@ -29,9 +28,19 @@ export type SourceContext = {
    * running; changes to them must not fire the automation again.
    */
   ownWrites(): ReadonlySet<string>;
+  /** When this trigger was created: a source without state does not report what came before. */
+  createdAt?: number;
+  /**
+   * Chaining: runs of an automation of this project with an id above `afterRunId`, oldest first
+   * (launched ones only: waiting or going is "active"); a completed or failed run carries its result.
+   */
+  runsAfter?(automationId: string, afterRunId: number): UpstreamRun[];
 };
+
+/** A run as a chained trigger sees it: `result` is the task's result, or the error. */
+export type UpstreamRun = { id: number; runNo?: number; createdAt: number; status: "active" | "completed" | "error" | "cancelled"; result: string };
 
 /** A started source; `stop` closes its watcher, timers and child processes. */
 export type RunningSource = { stop(): Promise<void> | void };
 
-export type StartSource<S extends EventSpec> = (spec: S, ctx: SourceContext) => Promise<RunningSource>;
+export type StartSource<S extends { kind: string }> = (spec: S, ctx: SourceContext) => Promise<RunningSource>;

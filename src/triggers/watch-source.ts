@@ -1,12 +1,12 @@
 import { resolve } from "node:path";
-import type { EventSpec } from "../automations/automation.ts";
+import type { WatchSpec } from "./kinds/watch.ts";
 import type { GitIgnore } from "./git-ignore.ts";
 import { Burst, burstEvent, type Change } from "./watch-burst.ts";
 import { messageOf, subscribe } from "./watch-hub.ts";
 import type { WatchScope } from "./watch-paths.ts";
 import type { RunningSource, SourceContext, StartSource } from "./trigger-source.ts";
 
-export type WatchSpec = Extract<EventSpec, { kind: "watch" }>;
+export type { WatchSpec };
 
 /** A tree that never goes quiet (a log rewritten every second) still fires this often. */
 const maxWaitMs = (debounceMs: number) => Math.max(10 * debounceMs, 10_000);

@@ -60,7 +60,7 @@ export function automationFixture(dbPath: string, overrides: Partial<Options> = 
   function create(fields: Partial<AutomationFields> = {}, triggers: TriggerInput[] = []) {
     const id = catalog.newAutomationId();
     const parsed = catalog.parseTriggers(triggers, id);
-    const hooks = new Map(parsed.flatMap((t, i) => (t.spec.kind === "webhook" ? [[t.id, { name: t.spec.name, secret: triggers[i]!.secret ?? "s3cret-s3cret-s3cret" }] as const] : [])));
+    const hooks = new Map(parsed.flatMap((t, i) => (t.spec.kind === "webhook" ? [[t.id, { name: t.spec.name, secret: String(triggers[i]!.secret ?? "s3cret-s3cret-s3cret") }] as const] : [])));
     return catalog.create(id, {
       title: "check ci", prompt: "look at CI", agent: "general", notify: "always", sessionMode: "fresh",
       overlap: "skip", catchUp: "skip", enabled: true, ...fields,

@@ -1,12 +1,6 @@
-/** A trigger object as the model writes it: one kind key, plus that kind's own fields. Shared by every kind's parser. */
-export type TriggerInput = {
-  every?: string; cron?: string; timezone?: string; at?: string;
-  watch?: string[]; ignore?: string[]; debounce?: string;
-  command?: string; diff?: "hash" | "full" | "exit_code"; timeout?: string;
-  webhook?: string; secret?: string;
-  github?: string; events?: string[]; ref?: string;
-};
+export type { TriggerInput } from "./kinds/trigger-kind.ts";
 
+/** A trigger the model wrote wrong; the message names the fix. */
 export class TriggerSpecError extends Error {}
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -24,3 +18,17 @@ export function parseDuration(text: string, name: string, minMs = 1000, maxMs = 
   return ms;
 }
 
+/** A list of non-empty strings, trimmed; the error shows an example. */
+export function stringList(name: string, value: unknown, example: string): string[] {
+  if (!Array.isArray(value) || value.some((v) => typeof v !== "string" || v.trim() === "")) {
+    throw new TriggerSpecError(`"${name}" must be a list of non-empty strings, ${example}.`);
+  }
+  return value.map((v: string) => v.trim());
+}
+
+/** An optional text field: undefined stays undefined, anything else must be a string. */
+export function optionalText(name: string, value: unknown, example: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string") throw new TriggerSpecError(`"${name}" must be text, e.g. ${example}.`);
+  return value;
+}
