@@ -4,13 +4,15 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { systemClock } from "../../src/core/clock.ts";
+import { systemClock, type Clock } from "../../src/core/clock.ts";
 import type { RunningSource, SourceContext, TriggerEvent } from "../../src/triggers/trigger-source.ts";
 import { startCommandSource, type CommandSpec } from "../../src/triggers/command-source.ts";
+import { FakeClock } from "../helpers/fake-clock.ts";
+import { waitFor as waitForEffect } from "../helpers/wait-for.ts";
 
 type Fake = SourceContext & { events: TriggerEvent[]; saves: unknown[]; notes: (string | undefined)[]; logs: string[]; state: unknown };
 
-function fakeContext(directory: string, state?: unknown): Fake {
+function fakeContext(directory: string, state?: unknown, clock: Clock = systemClock): Fake {
   const ctx: Fake = {
     directory,
     events: [],
@@ -26,7 +28,7 @@ function fakeContext(directory: string, state?: unknown): Fake {
     },
     setNote: (note) => ctx.notes.push(note),
     log: (level, message) => ctx.logs.push(`${level}: ${message}`),
-    clock: systemClock,
+    clock,
     ownWrites: () => new Set(),
   };
   return ctx;
@@ -36,15 +38,8 @@ function spec(command: string, diff: CommandSpec["diff"], timeoutMs = 5_000): Co
   return { kind: "command", command, every: "50ms", everyMs: 50, diff, timeout: `${timeoutMs}ms`, timeoutMs };
 }
 
-async function waitFor(probe: () => boolean, what: string, timeoutMs = 8_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const waitFor = (probe: () => boolean, what: string) => waitForEffect(probe, what, 8_000);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const tempDir = () => mkdtempSync(join(tmpdir(), "command-source-"));
 /** Each check appends a line to `checks`; n + 1 lines mean n checks have finished (never two at once). */
 const COUNT = "echo x >> checks";
@@ -191,14 +186,16 @@ describe("command trigger source", () => {
 
   it("stop() kills a running check with its group and no check runs after it", async () => {
     const dir = tempDir();
-    const ctx = fakeContext(dir);
+    const clock = new FakeClock();
+    const ctx = fakeContext(dir, undefined, clock);
     const source = await start(spec(`${COUNT}; echo $$ > pgid; sleep 30 & sleep 30`, "hash", 60_000), ctx);
     await waitFor(() => existsSync(join(dir, "pgid")) && readFileSync(join(dir, "pgid"), "utf8").endsWith("\n"), "the check to start");
     const pgid = Number(readFileSync(join(dir, "pgid"), "utf8"));
     await source.stop();
     assert.equal(groupAlive(pgid), false);
+    assert.equal(clock.pendingTimers(), 0, "no tick left");
     const checks = checksIn(dir);
-    await sleep(300); // six intervals: none may start
+    await clock.advance(300); // six intervals: none may start
     assert.equal(checksIn(dir), checks);
     assert.deepEqual(ctx.events, []);
     assert.deepEqual(ctx.saves, [], "a check cut by stop() records nothing");
@@ -223,11 +220,14 @@ describe("command trigger source", () => {
   });
 
   it("a command that cannot start is noted and logged, never thrown", async () => {
-    const ctx = fakeContext("/no/such/project");
+    const clock = new FakeClock();
+    const ctx = fakeContext("/no/such/project", undefined, clock);
     const source = await start(spec("echo hi", "hash"), ctx);
     await waitFor(() => ctx.notes.length > 0, "a note");
     assert.match(ctx.notes[0]!, /the directory \/no\/such\/project does not exist/);
-    await sleep(200);
+    await clock.advance(200); // four more checks, each failing before the next tick
+    assert.equal(clock.pendingTimers(), 1, "still checking");
+    assert.deepEqual(ctx.logs.filter((line) => /still running/.test(line)), [], "every check had ended before the next");
     assert.equal(ctx.logs.filter((line) => line.startsWith("warn")).length, 1, "the same error is logged once");
     await source.stop();
   });
