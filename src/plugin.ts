@@ -1,32 +1,34 @@
 import type { Hooks, PluginInput } from "@opencode-ai/plugin";
-import { parseOptions, type Options } from "./options/options.ts";
+import { parseOptions } from "./options/options.ts";
 import { DAY_MS, systemClock } from "./core/clock.ts";
 import { errorMessage } from "./core/errors.ts";
 import { TaskManager } from "./core/task-manager.ts";
 import { createOpencodeHost } from "./host/opencode-host.ts";
 import { normalizeEvent } from "./host/normalize-event.ts";
-import type { Host } from "./host/host.ts";
-import { buildTools } from "./tools/build-tools.ts";
+import type { Host, HostEvent } from "./host/host.ts";
+import { countingHost } from "./host/counting-host.ts";
+import { CRASH_FAULT_ENV, withCrashFault } from "./host/crash-fault-host.ts";
+import { filesAboutToBeWritten } from "./host/tool-call-info.ts";
+import { Store } from "./store/store.ts";
+import { defaultDbPath } from "./store/default-db-path.ts";
+import { startRetention } from "./store/retention.ts";
+import { projectDirectory } from "./store/project-repository.ts";
+import { EvidenceService } from "./evidence/evidence-service.ts";
 import { createForkSupport } from "./fork/fork-preparer.ts";
 import { ForkContextTransform } from "./fork/fork-context-transform.ts";
 import type { ForkMessage } from "./fork/fork-types.ts";
-import { Store } from "./store/store.ts";
-import { defaultDbPath } from "./store/default-db-path.ts";
-import { countingHost } from "./host/counting-host.ts";
-import { CRASH_FAULT_ENV, withCrashFault } from "./host/crash-fault-host.ts";
-import { startRetention } from "./store/retention.ts";
-import { filesAboutToBeWritten } from "./host/tool-call-info.ts";
-import { EvidenceService } from "./evidence/evidence-service.ts";
-import type { SqliteEvidenceStore } from "./store/sqlite-evidence-store.ts";
-import { askForAutomationsByDefault } from "./plugin/automation-permission.ts";
-import { LazyAutomations } from "./plugin/lazy-automations.ts";
 import { InboxApplier } from "./inbox/inbox-applier.ts";
 import { commandHandler } from "./inbox/apply-command.ts";
 import { serveDashboardFromPlugin } from "./dashboard/serve-from-plugin.ts";
-import { projectDirectory } from "./store/project-repository.ts";
+import { buildTools } from "./tools/build-tools.ts";
 import type { Workers } from "./workers/workers.ts";
+import { askForAutomationsByDefault } from "./plugin/automation-permission.ts";
+import { LazyAutomations } from "./plugin/lazy-automations.ts";
+import { Parts, partFrom, type Part } from "./plugin/parts.ts";
 
-/** The plugin: wires the host adapter, the store and the task core, and registers the tools. Never throws. */
+type OnCrash = (message: string, error: unknown) => void;
+
+/** The plugin: the one place where its parts are built, in order, and started. Never throws. */
 export async function backgroundTasksPlugin(input: PluginInput, rawOptions?: unknown): Promise<Hooks> {
   try {
     return await startPlugin(input, rawOptions);
@@ -37,73 +39,94 @@ export async function backgroundTasksPlugin(input: PluginInput, rawOptions?: unk
 
 async function startPlugin(input: PluginInput, rawOptions?: unknown): Promise<Hooks> {
   const { host, stopStats } = withStatsLogging(withCrashFault(createOpencodeHost(input.client), process.env[CRASH_FAULT_ENV]));
-  const onCrash = (message: string, error: unknown) => logError(host, message, error);
-  let options: Options;
-  let store: Store;
-  let manager: TaskManager<EvidenceService>;
-  let retention: { stop(): void };
-  let workers: Workers | undefined;
+  const onCrash: OnCrash = (message, error) => logError(host, message, error);
+  let plugin: Built;
   try {
-    options = parseOptions(rawOptions);
-    store = Store.open({ path: options.dbPath || defaultDbPath(), projectId: input.project?.id ?? input.directory });
-    rememberDirectory(store, input, onCrash);
-    retention = startRetention({
-      purge: (cutoffMs) => store.tasks.purgeOlderThan(cutoffMs),
-      retentionMs: options.retentionDays * DAY_MS,
-      clock: systemClock,
-      onError: onCrash,
-    });
-    const evidenceStore = evidenceStoreOf(store, onCrash);
-    // Loaded only when workers are configured: every OpenCode process pays for what the plugin imports.
-    workers = options.workers.length > 0 ? new (await import("./workers/workers.ts")).Workers(options.workers, {
-      local: host, clock: systemClock, health: store.workerHealth, graceMs: options.workerGraceSeconds * 1000,
-      forkLimits: forkLimits(options), log: onCrash,
-    }) : undefined;
-    // With workers the core talks to every server through one routing host.
-    const coreHost = workers?.host ?? host;
-    manager = new TaskManager(coreHost, store.tasks, systemClock, options, {
-      forks: createForkSupport(coreHost, forkLimits(options)),
-      // A worker's task files are read through its API.
-      hooks: (running) => new EvidenceService(running, evidenceStore, input.directory, options, workers && ((task) => workers!.filesOf(task))),
-      placement: workers?.placement,
-    });
-    if (workers) attachWorkers(workers, manager);
+    plugin = await build(input, rawOptions, host, onCrash);
   } catch (error) {
     onCrash("opencode-errands could not start", error);
     return { tool: buildTools({ unavailable: errorMessage(error) }) };
   }
-  const forkTransform = new ForkContextTransform(forkLimits(options));
+  void plugin.parts.start();
+  return hooks(plugin, host, onCrash, () => {
+    stopStats();
+    plugin.parts.stop();
+    try {
+      plugin.store.close();
+    } catch (error) {
+      onCrash("Closing the background tasks database failed", error);
+    }
+    host.log("info", "background tasks disposed").catch(() => undefined);
+  });
+}
+
+type Built = Awaited<ReturnType<typeof build>>;
+
+/**
+ * Everything, built in dependency order with what each part needs given to its constructor:
+ * options, store, workers, the task core with its evidence hooks, the automation layer (loaded
+ * only when the project has use for it), the command inbox; then the list of parts to start.
+ */
+async function build(input: PluginInput, rawOptions: unknown, host: Host, onCrash: OnCrash) {
+  const clock = systemClock;
+  const options = parseOptions(rawOptions);
+  const store = Store.open({ path: options.dbPath || defaultDbPath(), projectId: input.project?.id ?? input.directory });
+  rememberDirectory(store, input, onCrash);
+  purgeOrphanedEvidence(store, onCrash);
+  const forkLimits = { toolOutputLimit: options.forkToolOutputLimit, tokenCap: options.forkTokenCap };
+  // A worker's events reach the core and the evidence hooks as the local server's do.
+  const heard = (event: HostEvent) => {
+    manager.handleEvent(event);
+    manager.hooks.handleEvent(event);
+  };
+  // Imported only when workers are configured: every OpenCode process pays for what the plugin imports.
+  // The core is built after them (it talks through their routing host), so they reach it through a function.
+  const workers: Workers | undefined = options.workers.length > 0 ? new (await import("./workers/workers.ts")).Workers(options.workers, {
+    local: host, clock, health: store.workerHealth, graceMs: options.workerGraceSeconds * 1000, forkLimits, log: onCrash,
+    core: () => manager, onEvent: heard,
+  }) : undefined;
+  const coreHost: Host = workers?.host ?? host;
+  const manager: TaskManager<EvidenceService> = new TaskManager(coreHost, store.tasks, clock, options, {
+    forks: createForkSupport(coreHost, forkLimits),
+    // A worker's task files are read through its API.
+    hooks: (running) => new EvidenceService(running, store.evidence, input.directory, options, workers && ((task) => workers.filesOf(task))),
+    placement: workers?.placement,
+  });
+  const forkTransform = new ForkContextTransform(forkLimits);
   manager.onSettle((task) => forkTransform.forget(task.id));
-  // Loaded only when the project has use for it: before the core starts if it has an automation or a proposal, else at the first need.
   const automations = options.automations ? new LazyAutomations({
     build: async () => (await import("./plugin/build-automations.ts")).buildAutomations({
-      store, manager, host, clock: systemClock, directory: input.directory, filesWrittenBy: (taskId) => manager.hooks.filesWritten(taskId),
-    }, options, onCrash),
-    wanted: () => options.discovery !== false || store.automations.any(),
+      store, manager, host, clock, directory: input.directory, filesWrittenBy: (taskId) => manager.hooks.filesWritten(taskId), onCrash,
+    }, options),
+    wanted: () => options.discovery !== false || store.hasAutomations(),
     onCrash,
   }) : undefined;
-  const inbox = new InboxApplier(store, commandHandler(manager, automations, host), systemClock, onCrash);
-  const stopDashboard = options.dashboardPort > 0 ? serveDashboardFromPlugin(store.path, options.dashboardPort, host) : () => {};
-  (automations?.prepare() ?? Promise.resolve())
-    .then(() => manager.start()).then(() => workers?.start()).then(() => automations?.start())
-    .catch((error) => onCrash("Starting background tasks failed", error)).finally(() => inbox.start());
+  const inbox = new InboxApplier(store, commandHandler(manager, automations, host), clock, onCrash);
+  const parts: (Part | false | undefined)[] = [
+    partFrom("retention", () => startRetention({
+      purge: (cutoffMs) => store.tasks.purgeOlderThan(cutoffMs), retentionMs: options.retentionDays * DAY_MS, clock, onError: onCrash,
+    }).stop),
+    // Built before the core starts, when the project has automations: the core's recovery may settle their runs.
+    automations && { name: "loading the automation layer", start: () => automations.prepare() },
+    { name: "the task core", start: () => manager.start(), stop: () => manager.dispose() },
+    workers && { name: "the workers", start: () => workers.start(), stop: () => workers.stop() },
+    automations && { name: "the automation layer", start: () => automations.start(), stop: () => automations.stop() },
+    { name: "the command inbox", start: () => inbox.start(), stop: () => inbox.stop() },
+    options.dashboardPort > 0 && partFrom("the dashboard", () => serveDashboardFromPlugin(store.path, options.dashboardPort, host)),
+  ];
   return {
-    dispose: async () => {
-      stopStats();
-      inbox.stop();
-      stopDashboard();
-      automations?.stop();
-      workers?.stop();
-      retention.stop();
-      manager.dispose();
-      try {
-        store.close();
-      } catch (error) {
-        onCrash("Closing the background tasks database failed", error);
-      }
-      host.log("info", "background tasks disposed").catch(() => undefined);
-    },
-    tool: buildTools({ manager, clock: systemClock, options, onCrash, evidence: manager.hooks, automations }),
+    options, store, manager, forkTransform, automations,
+    parts: new Parts(parts.filter((part): part is Part => !!part), onCrash),
+  };
+}
+
+/** What OpenCode calls: the tools and the hooks, each of which logs a failure instead of throwing. */
+function hooks(plugin: Built, host: Host, onCrash: OnCrash, dispose: () => void): Hooks {
+  const { options, manager, forkTransform, automations } = plugin;
+  const evidence = manager.hooks;
+  return {
+    dispose: async () => dispose(),
+    tool: buildTools({ manager, clock: systemClock, options, onCrash, evidence, automations }),
     config: async (config) => {
       try {
         if (automations) askForAutomationsByDefault(config as { permission?: unknown });
@@ -115,7 +138,7 @@ async function startPlugin(input: PluginInput, rawOptions?: unknown): Promise<Ho
       try {
         const normalized = normalizeEvent(event);
         if (normalized) manager.handleEvent(normalized);
-        if (normalized) manager.hooks.handleEvent(normalized);
+        if (normalized) evidence.handleEvent(normalized);
       } catch (error) {
         onCrash("Event handling failed", error);
       }
@@ -123,7 +146,7 @@ async function startPlugin(input: PluginInput, rawOptions?: unknown): Promise<Ho
     "tool.execute.before": async (call, output) => {
       try {
         const paths = filesAboutToBeWritten(call.tool, output.args);
-        if (paths.length > 0) await manager.hooks.beforeWrite(call.sessionID, paths);
+        if (paths.length > 0) await evidence.beforeWrite(call.sessionID, paths);
       } catch (error) {
         onCrash("Could not record a file before a write", error);
       }
@@ -145,35 +168,23 @@ async function startPlugin(input: PluginInput, rawOptions?: unknown): Promise<Ho
   };
 }
 
-/** A worker's events reach the core and the evidence hooks as the local server's do. */
-function attachWorkers(workers: Workers, manager: TaskManager<EvidenceService>): void {
-  workers.attach(manager, (event) => {
-    manager.handleEvent(event);
-    manager.hooks.handleEvent(event);
-  });
-}
-
-/** The evidence tables on the task store's connection, without evidence left by tasks already removed. */
-function evidenceStoreOf(store: Store, onCrash: (message: string, error: unknown) => void): SqliteEvidenceStore {
-  const evidenceStore = store.evidence;
+/** Evidence left by tasks already removed; a failure keeps it for now. */
+function purgeOrphanedEvidence(store: Store, onCrash: OnCrash): void {
   try {
-    evidenceStore.purgeOrphans();
+    store.evidence.purgeOrphans();
   } catch (error) {
     onCrash("Removing orphaned evidence failed; it is kept for now", error);
   }
-  return evidenceStore;
 }
 
 /** Only for the dashboard's project names: a failure is logged and changes nothing else. */
-function rememberDirectory(store: Store, input: PluginInput, onCrash: (message: string, error: unknown) => void): void {
+function rememberDirectory(store: Store, input: PluginInput, onCrash: OnCrash): void {
   try {
     store.projects.record(store.projectId, projectDirectory(input), Date.now());
   } catch (error) {
     onCrash("Could not record the project's directory; the dashboard shows its id", error);
   }
 }
-
-const forkLimits = (options: Options) => ({ toolOutputLimit: options.forkToolOutputLimit, tokenCap: options.forkTokenCap });
 
 /**
  * With OPENCODE_BACKGROUND_TASKS_STATS_MS set, every call the plugin makes to the host is counted

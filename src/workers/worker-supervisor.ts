@@ -11,14 +11,15 @@ import { healthText, type WorkerHealth, type WorkerLink } from "./worker-link.ts
 export class WorkerSupervisor {
   private graceTimers = new Map<string, unknown>();
 
-  constructor(private manager: TaskManager, private clock: Clock, private graceMs: number, private log: (message: string, error: unknown) => void) {}
+  /** `core`: the task core, reached through a function (it is built after the workers). */
+  constructor(private core: () => TaskManager, private clock: Clock, private graceMs: number, private log: (message: string, error: unknown) => void) {}
 
   /** The worker's connection reports a change of health. */
   healthChanged(link: WorkerLink, health: WorkerHealth): void {
     if (health.state === "healthy") return void this.back(link);
     if (health.state === "unknown" || this.graceTimers.has(link.name)) return;
     const note = `worker ${link.name} ${healthText(health)}; held up to ${Math.round(this.graceMs / 1000)} s`;
-    for (const id of this.runningOn(link.name)) this.manager.runningTasks().setProgressNote(id, note);
+    for (const id of this.runningOn(link.name)) this.core().runningTasks().setProgressNote(id, note);
     const wait = Math.max(0, health.since + this.graceMs - this.clock.now());
     this.graceTimers.set(link.name, this.clock.setTimeout(() => this.giveUp(link), wait));
   }
@@ -33,8 +34,8 @@ export class WorkerSupervisor {
     if (timer === undefined) return;
     this.clock.clearTimeout(timer);
     this.graceTimers.delete(link.name);
-    for (const id of this.runningOn(link.name)) this.manager.runningTasks().setProgressNote(id, undefined);
-    this.manager.recover((task) => task.worker === link.name).catch((error) => this.log(`Could not check the tasks of worker ${link.name} after it came back`, error));
+    for (const id of this.runningOn(link.name)) this.core().runningTasks().setProgressNote(id, undefined);
+    this.core().recover((task) => task.worker === link.name).catch((error) => this.log(`Could not check the tasks of worker ${link.name} after it came back`, error));
   }
 
   private giveUp(link: WorkerLink): void {
@@ -42,10 +43,10 @@ export class WorkerSupervisor {
     const health = link.health();
     if (health.state === "healthy") return;
     const reason = `Worker "${link.name}" was ${healthText(health)} for more than ${Math.round(this.graceMs / 1000)} s (workerGraceSeconds): the child's work there is lost or unknown.`;
-    for (const id of this.runningOn(link.name)) this.manager.runningTasks().stop(id, reason);
+    for (const id of this.runningOn(link.name)) this.core().runningTasks().stop(id, reason);
   }
 
   private runningOn(worker: string): string[] {
-    return this.manager.activeTasks().filter((t) => t.worker === worker).map((t) => t.id);
+    return this.core().activeTasks().filter((t) => t.worker === worker).map((t) => t.id);
   }
 }

@@ -19,12 +19,19 @@ export type WorkersDeps = {
   health: WorkerHealthRepository;
   forkLimits: { toolOutputLimit: number; tokenCap: number };
   log: (message: string, error: unknown) => void;
+  /**
+   * The task core. It is built after the workers (it talks through their routing host and asks
+   * their placement), so it is reached through this function, which is called only once the plugin runs.
+   */
+  core: () => TaskManager;
+  /** A worker's event, as the local server's events are heard (the core and the evidence hooks). */
+  onEvent: (event: HostEvent) => void;
 };
 
 /**
  * The configured workers, wired: a link (host, health, files) and a connection (health checks,
  * event stream) each, the routing host the core talks through, the placement it asks, and the
- * supervisor of unreachable ones. `attach` once the core exists, `start` once it has started.
+ * supervisor of unreachable ones. `start` once the core has started.
  */
 export class Workers {
   readonly links = new Map<string, WorkerLink>();
@@ -32,26 +39,18 @@ export class Workers {
   readonly placement: WorkerPlacement;
   private connections = new Map<string, WorkerConnection>();
   private configs = new Map<string, WorkerConfig>();
-  private manager: TaskManager | undefined;
-  private supervisor: WorkerSupervisor | undefined;
+  private supervisor: WorkerSupervisor;
   private health: WorkerHealthRepository;
-  private onEvent: (event: HostEvent) => void = () => {};
 
   constructor(configs: WorkerConfig[], private deps: WorkersDeps) {
     this.health = deps.health;
     for (const config of configs) this.add(config);
     this.host = new RoutedHost(deps.local, this.links, {
-      workerOf: (sessionID) => this.manager?.get(sessionID)?.worker,
-      runningOn: (worker) => (this.manager?.activeTasks() ?? []).filter((t) => t.worker === worker).map((t) => t.id),
+      workerOf: (sessionID) => deps.core().get(sessionID)?.worker,
+      runningOn: (worker) => deps.core().activeTasks().filter((t) => t.worker === worker).map((t) => t.id),
     });
     this.placement = new WorkerPlacement(deps.local, this.links, deps.forkLimits);
-  }
-
-  /** The core (and the evidence hooks) hear the workers' events; the supervisor acts on their health. */
-  attach(manager: TaskManager, onEvent: (event: HostEvent) => void): void {
-    this.manager = manager;
-    this.onEvent = onEvent;
-    this.supervisor = new WorkerSupervisor(manager, this.deps.clock, this.deps.graceMs, this.deps.log);
+    this.supervisor = new WorkerSupervisor(deps.core, deps.clock, deps.graceMs, deps.log);
   }
 
   start(): void {
@@ -61,7 +60,7 @@ export class Workers {
 
   stop(): void {
     for (const connection of this.connections.values()) connection.stop();
-    this.supervisor?.stop();
+    this.supervisor.stop();
   }
 
   /** Where a task's files are read: its worker's checkout, through the worker's API. */
@@ -92,9 +91,9 @@ export class Workers {
   private heard(raw: unknown): void {
     const type = (raw as { type?: string } | undefined)?.type;
     // The stream does not replay what it missed while reconnecting: a poll catches up.
-    if (type === "server.connected") return void this.manager?.poll().catch((error) => this.deps.log("A poll after a worker reconnected failed", error));
+    if (type === "server.connected") return void this.deps.core().poll().catch((error) => this.deps.log("A poll after a worker reconnected failed", error));
     const event = normalizeEvent(raw);
-    if (event) this.safely("A worker's event could not be handled", () => this.onEvent(event));
+    if (event) this.safely("A worker's event could not be handled", () => this.deps.onEvent(event));
   }
 
   private healthChanged(link: WorkerLink, health: WorkerHealth): void {
@@ -104,7 +103,7 @@ export class Workers {
       void this.deps.local.log("error", message).catch(() => undefined);
       void this.deps.local.toast({ title: "Background tasks", message, variant: "error" }).catch(() => undefined);
     }
-    this.safely("Could not act on a worker's health", () => this.supervisor?.healthChanged(link, health));
+    this.safely("Could not act on a worker's health", () => this.supervisor.healthChanged(link, health));
   }
 
   private saveHealth(name: string, health: WorkerHealth): void {

@@ -49,7 +49,7 @@ function setup(overrides: Partial<Options> = {}) {
     hooks: (running) => new EvidenceService(running, new MemoryEvidenceStore(), "/nonexistent", options, filesOf),
   });
   const evidence = manager.hooks;
-  const supervisor = new WorkerSupervisor(manager, clock, GRACE_MS, () => {});
+  const supervisor = new WorkerSupervisor(() => manager, clock, GRACE_MS, () => {});
   for (const host of [local, ...[...links.values()].map((l) => l.fake)]) host.onEvent((e) => { manager.handleEvent(e); evidence.handleEvent(e); });
   const tools = buildTools({ manager, clock, options: { ...options, workers: [...links.values()] } as never, onCrash: () => {} });
   after(() => { supervisor.stop(); manager.dispose(); });
