@@ -5,10 +5,11 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, beforeEach, describe, it } from "node:test";
 import { systemClock, type Clock } from "../../src/core/clock.ts";
-import { InboxApplier, OWNER_GRACE_MS } from "../../src/inbox/inbox-applier.ts";
+import { INBOX_POLL_MS, InboxApplier, OWNER_GRACE_MS } from "../../src/inbox/inbox-applier.ts";
 import type { InboxCommand } from "../../src/inbox/inbox-command.ts";
 import { COMMAND_LEASE_MS } from "../../src/store/command-repository.ts";
 import { Store } from "../../src/store/store.ts";
+import { FakeClock } from "../helpers/fake-clock.ts";
 
 describe("dashboard command inbox", () => {
   const dir = mkdtempSync(join(tmpdir(), "inbox-"));
@@ -136,15 +137,23 @@ describe("dashboard command inbox", () => {
     page.close();
   });
 
-  it("polls on an unref'd timer that stop ends, and never starts after a stop", async () => {
-    const a = instance("proj");
-    a.applier.stop();
-    a.applier.start();
+  it("polls on a timer that stop ends, and never starts after a stop", async () => {
+    const clock = new FakeClock();
+    const a = instance("proj", undefined, undefined, clock);
     const page = dashboard();
-    page.inbox.submit("proj", "pause", "au_3", 1);
-    // The poll period is 500 ms; waiting two periods shows it did not run.
-    await new Promise((r) => setTimeout(r, 1100));
-    assert.deepEqual(a.applied, []);
+    a.applier.start();
+    const polled = page.inbox.submit("proj", "pause", "au_3", 1);
+    await clock.advance(INBOX_POLL_MS);
+    await a.applier.idle();
+    assert.deepEqual(a.applied, [polled.id], "the next poll applies it");
+    a.applier.stop();
+    assert.equal(clock.pendingTimers(), 0, "stop ends the polling");
+    a.applier.start();
+    page.inbox.submit("proj", "pause", "au_4", 1);
+    await clock.advance(2 * INBOX_POLL_MS);
+    await a.applier.idle();
+    assert.deepEqual(a.applied, [polled.id], "no poll after a stop, even when started again");
+    assert.equal(clock.pendingTimers(), 0);
     a.store.close();
     page.close();
   });
