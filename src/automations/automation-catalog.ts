@@ -59,7 +59,7 @@ export class AutomationCatalog {
     for (const [i, trigger] of triggers.entries()) {
       const spec = trigger.spec;
       if (spec.kind === "webhook") {
-        if (!sources) throw new AutomationRefusal("Event triggers are unavailable in this process.");
+        if (!sources) throw new AutomationRefusal(`triggers[${i}]: this OpenCode process runs no event triggers, so no webhook can be made here; leave the webhook trigger out.`);
         const names = [...webhooks.values()].map((w) => w.name);
         if (sources.store.webhook(spec.name) || names.includes(spec.name)) throw new AutomationRefusal(`triggers[${i}]: the webhook name "${spec.name}" is taken; choose another, e.g. "${spec.name}-2".`);
         spec.url = sources.webhookUrl(spec.name);

@@ -143,7 +143,7 @@ export class ProposalService {
 
   private requireProposal(id: string): Automation {
     const a = this.automations.require(id);
-    if (!a.proposal) throw new ProposalRefusal(`Automation ${a.id} "${a.title}" is not a proposal (it was approved already).`);
+    if (!a.proposal) throw new ProposalRefusal(`Automation ${a.id} "${a.title}" is not a proposal (it was approved already); task_update changes it, task_delete deletes it.`);
     return a;
   }
 

@@ -65,7 +65,7 @@ export class WorkerPlacement implements Placement {
 
   private link(name: string): WorkerLink {
     const link = this.workers.get(name);
-    if (!link) throw new WorkerRefusal(`No worker "${name}".`);
+    if (!link) throw new WorkerRefusal(`No worker "${name}"; worker takes one of: ${[LOCAL, "auto", ...this.workers.keys()].join(", ")}.`);
     return link;
   }
 
