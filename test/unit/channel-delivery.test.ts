@@ -17,6 +17,7 @@ import { openSqlite, type SqliteDatabase } from "../../src/store/sqlite-driver.t
 import { verifyWebhookSignature } from "../../src/triggers/webhook-signature.ts";
 import { startReceiver, type Receiver } from "../helpers/channel-receiver.ts";
 import { FakeClock } from "../helpers/fake-clock.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 /** Every channel URL's path holds this: it must never show up outside the options. */
@@ -228,7 +229,8 @@ describe("channel delivery", { timeout: 120_000 }, () => {
     const notices = Array.from({ length: 30 }, () => notice());
     notices.forEach((n, i) => (i % 2 ? dbA : dbB).transaction(() => (i % 2 ? a : b).enqueue(n, ["bot", "phone"])));
     await r.waitFor(60);
-    await new Promise((resolve) => setTimeout(resolve, 300)); // room for a duplicate to show
+    // Once every row is recorded delivered and both are idle, a duplicate would have been sent.
+    await waitFor(() => notices.every((n) => a.status(n.run.id).every((s) => s.status === "delivered")), "every delivery recorded");
     await Promise.all([a.idle(), b.idle()]);
     const keys = r.received.map((x) => String(x.headers["idempotency-key"]));
     assert.equal(keys.length, 60);
