@@ -11,6 +11,7 @@ import { createRemoteHost, remoteClientFor } from "../../src/workers/remote-host
 import { parseSse } from "../../src/workers/sse.ts";
 import { FakeHost } from "../helpers/fake-host.ts";
 import { FakeClock } from "../helpers/fake-clock.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 import { freePort } from "../harness/opencode-server.ts";
 
 const PASSWORD = "hunter2-secret-pw";
@@ -111,8 +112,10 @@ describe("the remote client against a fake worker", () => {
     assert.ok(error instanceof WorkerUnreachableError);
     assert.match(error.message, /is unreachable: no answer within 0\.1 s/);
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 50);
-    const aborted = await createRemoteClient(opts()).ping(controller.signal).then(() => assert.fail("answered"), (e: Error) => e);
+    const pinging = createRemoteClient(opts()).ping(controller.signal).then(() => assert.fail("answered"), (e: Error) => e);
+    await waitFor(() => seen.length === 2, "the ping to reach the worker");
+    controller.abort();
+    const aborted = await pinging;
     assert.equal(aborted.name, "AbortError");
   });
 
@@ -151,17 +154,19 @@ describe("the remote client against a fake worker", () => {
   });
 
   it("events: the /event stream as raw objects, until the server ends it", async () => {
+    let rest = () => {};
     routes.set("GET /event", (_, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" });
       res.write('data: {"type":"server.connected","properties":{}}\n\n');
       res.write('data: {"type":"session.idle",');
-      setTimeout(() => {
+      rest = () => {
         res.write('"properties":{"sessionID":"ses_1"}}\n\n: a comment\n\n');
         res.end('data: {"type":"server.heartbeat","properties":{}}\n\n');
-      }, 20);
+      };
     });
     const events: unknown[] = [];
-    for await (const e of createRemoteClient(opts()).events(new AbortController().signal)) events.push(e);
+    // The rest of the half-sent event goes once the client has read the first one: a later chunk.
+    for await (const e of createRemoteClient(opts()).events(new AbortController().signal)) if (events.push(e) === 1) rest();
     assert.deepEqual(events, [
       { type: "server.connected", properties: {} },
       { type: "session.idle", properties: { sessionID: "ses_1" } },
