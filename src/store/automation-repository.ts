@@ -40,11 +40,6 @@ export class AutomationRepository {
     return this.db.transaction(fn);
   }
 
-  /** Whether the project has an automation or a proposal (proposals are automation rows): one primary-key lookup, made at plugin start. */
-  any(): boolean {
-    return this.sql("SELECT 1 FROM automations WHERE project_id = ? LIMIT 1").get(this.projectId) !== undefined;
-  }
-
   saveAutomation(a: Automation): void {
     this.sql(UPSERT_AUTOMATION).run(...automationToParams(this.projectId, a));
   }

@@ -1,15 +1,13 @@
 import { newClaimer } from "../core/claims.ts";
 import type { TaskStore } from "../core/task-store.ts";
-import { AutomationRepository } from "./automation-repository.ts";
-import { ChannelOutboxRepository } from "./channel-outbox-repository.ts";
+import type { AutomationTables } from "./automation-tables.ts";
 import { CommandRepository } from "./command-repository.ts";
 import { openDatabase } from "./open-database.ts";
 import { ProjectRepository } from "./project-repository.ts";
-import { ProposalRepository } from "./proposal-repository.ts";
 import type { SqliteDatabase, SqliteStatement } from "./sqlite-driver.ts";
 import { SqliteEvidenceStore } from "./sqlite-evidence-store.ts";
 import { SqliteTaskStore } from "./sqlite-task-store.ts";
-import { setWebhookSecret, TriggerRepository } from "./trigger-repository.ts";
+import { setWebhookSecret } from "./trigger-repository.ts";
 import { WorkerHealthRepository } from "./worker-health-repository.ts";
 
 /** The task repository as the rest of the plugin sees it: the core's port, plus retention. */
@@ -20,23 +18,19 @@ export type TaskRepository = TaskStore & { purgeOlderThan(cutoffMs: number): num
  * family, each scoped to the project (the command inbox and the project list span projects).
  * They share the connection, so a write of one joins another's transaction (a run row written in
  * a settle listener commits with the settle). Consumers get repositories; the connection never
- * leaves src/store.
+ * leaves src/store. The automation layer's tables are imported with that layer (automationTables).
  */
 export class Store {
   /** This plugin instance in every claim it takes (core/claims.ts: host, pid, nonce). */
   readonly holder = newClaimer();
   readonly tasks: TaskRepository;
   readonly evidence: SqliteEvidenceStore;
-  readonly automations: AutomationRepository;
-  /** Event triggers' state and notes, their leases, webhooks and webhook deliveries. */
-  readonly triggers: TriggerRepository;
-  readonly proposals: ProposalRepository;
-  readonly channelOutbox: ChannelOutboxRepository;
   readonly commands: CommandRepository;
   readonly workerHealth: WorkerHealthRepository;
   readonly projects: ProjectRepository;
   private readonly taskStore: SqliteTaskStore;
   private readonly dataVersionStatement: SqliteStatement;
+  private automationTablesLoaded: Promise<AutomationTables> | undefined;
 
   /** Creates the folder and the file when missing, and migrates. Throws StoreUnavailableError. */
   static open({ path, projectId }: { path: string; projectId: string }): Store {
@@ -47,10 +41,6 @@ export class Store {
     this.taskStore = new SqliteTaskStore(db, projectId);
     this.tasks = this.taskStore;
     this.evidence = new SqliteEvidenceStore(db, projectId);
-    this.automations = new AutomationRepository(db, projectId);
-    this.triggers = new TriggerRepository(db, projectId);
-    this.proposals = new ProposalRepository(db, projectId);
-    this.channelOutbox = new ChannelOutboxRepository(db, projectId, this.holder);
     this.commands = new CommandRepository(db);
     this.workerHealth = new WorkerHealthRepository(db, projectId);
     this.projects = new ProjectRepository(db);
@@ -59,6 +49,17 @@ export class Store {
 
   get path(): string {
     return this.db.path;
+  }
+
+  /** The automation layer's repositories (automations, triggers, proposals, channel outbox), imported at the first call. */
+  automationTables(): Promise<AutomationTables> {
+    this.automationTablesLoaded ??= import("./automation-tables.ts").then((m) => m.automationTables(this.db, this.projectId, this.holder));
+    return this.automationTablesLoaded;
+  }
+
+  /** Whether the project has an automation or a proposal (proposals are automation rows): one primary-key lookup, without loading the automation tables. */
+  hasAutomations(): boolean {
+    return this.db.prepare("SELECT 1 FROM automations WHERE project_id = ? LIMIT 1").get(this.projectId) !== undefined;
   }
 
   /** Changes whenever another connection commits: one pragma, no table read. */

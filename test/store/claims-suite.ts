@@ -5,6 +5,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { CLAIM_LEASE_MS, claimHeldByOther, claimLive, holderGone, newClaimer } from "../../src/core/claims.ts";
 import { COMMAND_LEASE_MS } from "../../src/store/command-repository.ts";
+import type { AutomationTables } from "../../src/store/automation-tables.ts";
 import { Store } from "../../src/store/store.ts";
 import { DELIVERY_LEASE_MS } from "../../src/store/trigger-repository.ts";
 import type { TestApi } from "./suite-support.ts";
@@ -25,14 +26,15 @@ const remoteHolder = `elsewhere.example:${process.pid}:0badf00d`;
  * notifications, channel deliveries, webhook deliveries, dashboard/CLI commands, trigger leases.
  */
 export function defineClaimsSuite({ describe, it }: TestApi): void {
-  const withStore = (fn: (open: (projectId?: string) => Store) => void) => () => {
+  /** Stores on one file, each with the automation layer's tables at hand. */
+  const withStore = (fn: (open: (projectId?: string) => Promise<Store & AutomationTables>) => Promise<void>) => async () => {
     const dir = mkdtempSync(join(tmpdir(), "obt-claims-"));
     const opened: Store[] = [];
     try {
-      fn((projectId = "proj") => {
+      await fn(async (projectId = "proj") => {
         const store = Store.open({ path: join(dir, "errands.db"), projectId });
         opened.push(store);
-        return store;
+        return Object.assign(store, await store.automationTables());
       });
     } finally {
       for (const s of opened) s.close();
@@ -68,8 +70,8 @@ export function defineClaimsSuite({ describe, it }: TestApi): void {
   });
 
   describe("claims in every table", () => {
-    it("parent notifications: a dead claimer's notification is free again, a live one's is not until its lease ends", withStore((open) => {
-      const store = open();
+    it("parent notifications: a dead claimer's notification is free again, a live one's is not until its lease ends", withStore(async (open) => {
+      const store = await open();
       const note = { id: "n1", parentSessionID: "ses_p", taskId: "ses_c", text: "t", wake: true, createdAt: 1 };
       store.tasks.enqueueNotification(note);
       store.tasks.claimNotification("n1", remoteHolder, 1000);
@@ -81,9 +83,9 @@ export function defineClaimsSuite({ describe, it }: TestApi): void {
       assert.equal(claimHeldByOther(store.tasks.pendingNotifications()[0]!.claim!, store.holder, 1000), false);
     }));
 
-    it("dashboard and CLI commands: one instance wins; a claim of a dead or silent instance is taken over", withStore((open) => {
-      const a = open();
-      const b = open();
+    it("dashboard and CLI commands: one instance wins; a claim of a dead or silent instance is taken over", withStore(async (open) => {
+      const a = await open();
+      const b = await open();
       const c = a.commands.submit("proj", "pause", "au_1", 1);
       assert.equal(a.commands.claim(c.id, a.holder, 10), true);
       assert.equal(b.commands.claim(c.id, b.holder, 11), false, "a live instance holds it");
@@ -97,8 +99,8 @@ export function defineClaimsSuite({ describe, it }: TestApi): void {
       assert.equal(a.commands.claim(d.id, a.holder, 10 + 10 * COMMAND_LEASE_MS), false, "a finished command is never claimed again");
     }));
 
-    it("trigger leases: renewed by their holder, taken over when it dies or its lease runs out", withStore((open) => {
-      const store = open();
+    it("trigger leases: renewed by their holder, taken over when it dies or its lease runs out", withStore(async (open) => {
+      const store = await open();
       const ttl = 20_000;
       assert.equal(store.triggers.acquireLease("tr_1", remoteHolder, 0, ttl), true);
       assert.equal(store.triggers.acquireLease("tr_1", store.holder, ttl - 1, ttl), false, "a live holder keeps it");
@@ -111,8 +113,8 @@ export function defineClaimsSuite({ describe, it }: TestApi): void {
       assert.equal(store.triggers.acquireLease("tr_2", remoteHolder, 2, ttl), true, "released: free");
     }));
 
-    it("webhook deliveries: held while their run launches here, taken over from a dead holder or after the lease", withStore((open) => {
-      const store = open();
+    it("webhook deliveries: held while their run launches here, taken over from a dead holder or after the lease", withStore(async (open) => {
+      const store = await open();
       const hook = { projectId: "proj", triggerId: "tr_h" };
       const id = store.triggers.insertDelivery(hook, { deliveryId: "d1", receivedAt: 0, summary: "POST /hooks/x" })!;
       const delivery = () => store.triggers.unfiredDeliveries().find((d) => d.id === id)!;
@@ -130,9 +132,9 @@ export function defineClaimsSuite({ describe, it }: TestApi): void {
       assert.equal(store.triggers.unfiredDeliveries().some((d) => d.id === second), false);
     }));
 
-    it("channel deliveries: one claimer at a time, taken over after the lease; an overtaken claimer cannot confirm", withStore((open) => {
-      const a = open();
-      const b = open();
+    it("channel deliveries: one claimer at a time, taken over after the lease; an overtaken claimer cannot confirm", withStore(async (open) => {
+      const a = await open();
+      const b = await open();
       a.channelOutbox.enqueue({ runId: 1, automationId: "au_1" }, [{ channel: "team", host: "hooks.example" }], "{}", 0);
       const [taken] = a.channelOutbox.leased.claim(0, 1, () => true);
       assert.ok(taken);

@@ -6,6 +6,7 @@ import type { Automation, Trigger } from "../../src/automations/automation.ts";
 import { openSqlite } from "../../src/store/sqlite-driver.ts";
 import { SharedStore, Store } from "../../src/store/store.ts";
 import { StoreUnavailableError } from "../../src/store/store-unavailable-error.ts";
+import type { AutomationTables } from "../../src/store/automation-tables.ts";
 import type { TestApi } from "./suite-support.ts";
 import { runningTask } from "./task-fixtures.ts";
 
@@ -17,13 +18,18 @@ const trigger = (id: string, automationId: string, spec: Trigger["spec"]): Trigg
 
 /** The Store: one connection, migrated at open, one repository per table family; and the CLI's and dashboard's SharedStore. */
 export function defineStoreSuite({ describe, it }: TestApi): void {
-  const inDir = (fn: (dir: string) => void) => () => {
+  const inDir = (fn: (dir: string) => void | Promise<void>) => async () => {
     const dir = mkdtempSync(join(tmpdir(), "obt-store-layer-"));
     try {
-      fn(dir);
+      await fn(dir);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  };
+  /** A Store with the automation layer's tables at hand. */
+  const openStore = async (path: string, projectId: string): Promise<Store & AutomationTables> => {
+    const store = Store.open({ path, projectId });
+    return Object.assign(store, await store.automationTables());
   };
   /** Reads a table directly, as the dashboard's read side does. */
   const rows = (path: string, sql: string) => {
@@ -36,15 +42,15 @@ export function defineStoreSuite({ describe, it }: TestApi): void {
   };
 
   describe("Store", () => {
-    it("creates the folder and the file, migrates, and scopes each repository to its project", inDir((dir) => {
+    it("creates the folder and the file, migrates, and scopes each repository to its project", inDir(async (dir) => {
       const path = join(dir, "nested", "errands.db");
-      const a = Store.open({ path, projectId: "pa" });
-      const b = Store.open({ path, projectId: "pb" });
+      const a = await openStore(path, "pa");
+      const b = await openStore(path, "pb");
       try {
         assert.equal(a.path, path);
         a.automations.saveAutomation(automation("au1"));
         a.tasks.save(runningTask("ses_1"));
-        assert.deepEqual([a.automations.any(), b.automations.any()], [true, false]);
+        assert.deepEqual([a.hasAutomations(), b.hasAutomations()], [true, false]);
         assert.deepEqual(b.tasks.list().map((t) => t.id), []);
         a.projects.record("pa", "/work/a", 5);
         assert.deepEqual(rows(path, "SELECT project_id, directory FROM projects"), [{ project_id: "pa", directory: "/work/a" }]);
@@ -54,8 +60,8 @@ export function defineStoreSuite({ describe, it }: TestApi): void {
       }
     }));
 
-    it("the repositories share one connection: a transaction commits or rolls back all of them", inDir((dir) => {
-      const store = Store.open({ path: join(dir, "errands.db"), projectId: "p" });
+    it("the repositories share one connection: a transaction commits or rolls back all of them", inDir(async (dir) => {
+      const store = await openStore(join(dir, "errands.db"), "p");
       try {
         assert.throws(() => store.transaction(() => {
           store.tasks.save(runningTask("ses_rolled"));
@@ -75,9 +81,9 @@ export function defineStoreSuite({ describe, it }: TestApi): void {
       }
     }));
 
-    it("dataVersion changes when another connection commits, not on its own writes", inDir((dir) => {
+    it("dataVersion changes when another connection commits, not on its own writes", inDir(async (dir) => {
       const path = join(dir, "errands.db");
-      const store = Store.open({ path, projectId: "p" });
+      const store = await openStore(path, "p");
       const other = SharedStore.open(path);
       try {
         const before = store.dataVersion();
@@ -92,9 +98,9 @@ export function defineStoreSuite({ describe, it }: TestApi): void {
       }
     }));
 
-    it("triggers: event triggers of enabled automations, each source's state and note, webhooks by name across projects", inDir((dir) => {
+    it("triggers: event triggers of enabled automations, each source's state and note, webhooks by name across projects", inDir(async (dir) => {
       const path = join(dir, "errands.db");
-      const store = Store.open({ path, projectId: "p" });
+      const store = await openStore(path, "p");
       try {
         store.automations.saveAutomation(automation("au1"));
         store.automations.saveTrigger(trigger("tr_w", "au1", { kind: "webhook", name: "deploy" } as Trigger["spec"]));
@@ -113,8 +119,8 @@ export function defineStoreSuite({ describe, it }: TestApi): void {
       }
     }));
 
-    it("channel outbox: one row per run and channel, an unconfigured channel failed at once, ended rows purged", inDir((dir) => {
-      const store = Store.open({ path: join(dir, "errands.db"), projectId: "p" });
+    it("channel outbox: one row per run and channel, an unconfigured channel failed at once, ended rows purged", inDir(async (dir) => {
+      const store = await openStore(join(dir, "errands.db"), "p");
       try {
         const run = { runId: 7, automationId: "au1" };
         const queued = [{ channel: "team", host: "hooks.example" }, { channel: "gone", host: "-", failure: 'channel "gone" is not configured' }];
@@ -132,9 +138,9 @@ export function defineStoreSuite({ describe, it }: TestApi): void {
       }
     }));
 
-    it("worker health: one row per configured worker, the others dropped", inDir((dir) => {
+    it("worker health: one row per configured worker, the others dropped", inDir(async (dir) => {
       const path = join(dir, "errands.db");
-      const store = Store.open({ path, projectId: "p" });
+      const store = await openStore(path, "p");
       try {
         for (const name of ["w1", "w2"]) store.workerHealth.save({ name, host: `${name}.lan`, capacity: 2, state: "healthy", since: 1, checkedAt: 2 });
         store.workerHealth.save({ name: "w1", host: "w1.lan", capacity: 3, state: "unreachable", since: 4, error: "ECONNREFUSED", checkedAt: 5 });
@@ -147,15 +153,15 @@ export function defineStoreSuite({ describe, it }: TestApi): void {
   });
 
   describe("SharedStore (the command line and the dashboard)", () => {
-    it("never creates a database: a missing file is refused, naming it", inDir((dir) => {
+    it("never creates a database: a missing file is refused, naming it", inDir(async (dir) => {
       const path = join(dir, "none.db");
       assert.throws(() => SharedStore.open(path), (e: unknown) => e instanceof StoreUnavailableError && e.reason === "missing" && e.message.includes(path));
       assert.equal(existsSync(path), false);
     }));
 
-    it("sets a webhook's secret by name, in whichever project it is", inDir((dir) => {
+    it("sets a webhook's secret by name, in whichever project it is", inDir(async (dir) => {
       const path = join(dir, "errands.db");
-      const store = Store.open({ path, projectId: "p" });
+      const store = await openStore(path, "p");
       store.automations.saveAutomation(automation("au1"));
       store.automations.saveTrigger(trigger("tr_w", "au1", { kind: "webhook", name: "deploy" } as Trigger["spec"]));
       store.triggers.addWebhook({ name: "deploy", triggerId: "tr_w", secret: "old-secret-0000000", createdAt: 1 });
