@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { runSteps } from "../../src/automations/run-steps.ts";
 import { parseSteps, type StepInput } from "../../src/automations/step-spec.ts";
 import { failedStepPrompt, stepsResult, stepsStableText } from "../../src/automations/step-text.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 function project(): string {
   const dir = mkdtempSync(join(tmpdir(), "steps-project-"));
@@ -87,8 +88,10 @@ describe("steps: running them (real shells)", () => {
   it("an abort kills the running step and runs nothing after it", async () => {
     const dir = project();
     const abort = new AbortController();
-    setTimeout(() => abort.abort(), 300);
-    const out = await run([{ name: "long", run: "sleep 30" }, { name: "next", run: "touch ran" }], dir, { signal: abort.signal });
+    const running = run([{ name: "long", run: "touch started; sleep 30" }, { name: "next", run: "touch ran" }], dir, { signal: abort.signal });
+    await waitFor(() => existsSync(join(dir, "started")), "the step to start");
+    abort.abort();
+    const out = await running;
     assert.equal(out.cancelled, true);
     assert.deepEqual(out.results.map((r) => r.status), ["cancelled", "not_run"]);
     assert.equal(existsSync(join(dir, "ran")), false);
