@@ -100,6 +100,7 @@ async function build(input: PluginInput, rawOptions: unknown, host: Host, onCras
     }, options),
     wanted: () => options.discovery !== false || store.hasAutomations(),
     onCrash,
+    clock,
   }) : undefined;
   const inbox = new InboxApplier(store, commandHandler(manager, automations, host), clock, onCrash);
   const parts: (Part | false | undefined)[] = [

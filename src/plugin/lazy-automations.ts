@@ -1,4 +1,5 @@
 import type { Automations } from "../automations/automation-layer.ts";
+import type { Clock } from "../core/clock.ts";
 
 /** The automation layer once built: its service, and how to start and stop all of it (scheduler, sources, channels, discovery). */
 export type AutomationLayer = { service: Automations; start(): void; stop(): void };
@@ -9,6 +10,7 @@ type Deps = {
   /** A cheap look at the store: does the project have an automation or a proposal (or is discovery on)? */
   wanted: () => boolean;
   onCrash: (message: string, error: unknown) => void;
+  clock: Clock;
   /** How often a process without the layer looks again (another process may have created an automation). */
   recheckMs?: number;
 };
@@ -26,7 +28,7 @@ export class LazyAutomations {
   private layer: AutomationLayer | undefined;
   private started = false;
   private stopped = false;
-  private timer: ReturnType<typeof setInterval> | undefined;
+  private timer: unknown;
 
   constructor(private readonly deps: Deps) {}
 
@@ -40,15 +42,12 @@ export class LazyAutomations {
     this.started = true;
     if (this.stopped) return;
     if (this.layer) return this.layer.start();
-    this.timer = setInterval(() => {
-      if (this.wanted()) void this.load().catch((error) => this.deps.onCrash("Automations could not start", error));
-    }, this.deps.recheckMs ?? RECHECK_MS);
-    this.timer.unref?.();
+    this.lookAgainLater();
   }
 
   stop(): void {
     this.stopped = true;
-    clearInterval(this.timer);
+    this.deps.clock.clearTimeout(this.timer);
     this.layer?.stop();
   }
 
@@ -68,6 +67,14 @@ export class LazyAutomations {
     return this.layer || this.wanted() ? this.load() : undefined;
   }
 
+  private lookAgainLater(): void {
+    this.timer = this.deps.clock.setTimeout(() => {
+      if (this.stopped || this.layer) return;
+      if (this.wanted()) void this.load().catch((error) => this.deps.onCrash("Automations could not start", error));
+      this.lookAgainLater();
+    }, this.deps.recheckMs ?? RECHECK_MS);
+  }
+
   private wanted(): boolean {
     try {
       return this.deps.wanted();
@@ -85,7 +92,7 @@ export class LazyAutomations {
         throw new Error("the plugin was disposed while automations were loading");
       }
       this.layer = layer;
-      clearInterval(this.timer);
+      this.deps.clock.clearTimeout(this.timer);
       if (this.started) layer.start();
       return layer;
     });

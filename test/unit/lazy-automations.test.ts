@@ -5,6 +5,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { FakeClock, flush } from "../helpers/fake-clock.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -63,7 +64,7 @@ test("LazyAutomations: built before the core starts, started after; a failed bui
   const events: string[] = [];
   const layer = (name: string) => ({ service: { name } as never, start: () => events.push(`start ${name}`), stop: () => events.push(`stop ${name}`) });
   let wanted = true;
-  const atStart = new LazyAutomations({ build: async () => layer("a"), wanted: () => wanted, onCrash: () => {} });
+  const atStart = new LazyAutomations({ build: async () => layer("a"), wanted: () => wanted, onCrash: () => {}, clock: new FakeClock() });
   await atStart.prepare();
   assert.deepEqual(events, [], "built, not started, before the core starts");
   atStart.start();
@@ -73,7 +74,7 @@ test("LazyAutomations: built before the core starts, started after; a failed bui
   let fail = true;
   const crashes: string[] = [];
   wanted = false;
-  const onDemand = new LazyAutomations({ build: async () => { if (fail) throw new Error("disk full"); return layer("b"); }, wanted: () => wanted, onCrash: (m) => crashes.push(m) });
+  const onDemand = new LazyAutomations({ build: async () => { if (fail) throw new Error("disk full"); return layer("b"); }, wanted: () => wanted, onCrash: (m) => crashes.push(m), clock: new FakeClock() });
   await onDemand.prepare();
   onDemand.start();
   assert.equal(onDemand.loaded(), undefined);
@@ -86,10 +87,35 @@ test("LazyAutomations: built before the core starts, started after; a failed bui
   assert.deepEqual(events.splice(0), ["stop b"]);
 
   let finish!: () => void;
-  const slow = new LazyAutomations({ build: () => new Promise((resolve) => (finish = () => resolve(layer("c")))), wanted: () => true, onCrash: () => {} });
+  const slow = new LazyAutomations({ build: () => new Promise((resolve) => (finish = () => resolve(layer("c")))), wanted: () => true, onCrash: () => {}, clock: new FakeClock() });
   const loading = slow.load();
   slow.stop();
   finish();
   await assert.rejects(loading, /disposed/);
   assert.deepEqual(events, ["stop c"]);
+});
+
+test("LazyAutomations: a process without the layer looks again once a minute, and builds it once another process has created an automation", async () => {
+  const { LazyAutomations } = await import("../../src/plugin/lazy-automations.ts");
+  const clock = new FakeClock();
+  const events: string[] = [];
+  let wanted = false;
+  let looks = 0;
+  const lazy = new LazyAutomations({
+    build: async () => ({ service: {} as never, start: () => events.push("start"), stop: () => events.push("stop") }),
+    wanted: () => (looks++, wanted), onCrash: () => {}, clock,
+  });
+  await lazy.prepare();
+  lazy.start();
+  await clock.advance(60_000);
+  assert.equal(looks, 2, "once at start, once a minute later");
+  assert.deepEqual(events, []);
+  wanted = true;
+  await clock.advance(60_000);
+  await flush();
+  assert.deepEqual(events, ["start"]);
+  await clock.advance(180_000);
+  assert.equal(looks, 3, "no more looks once built");
+  lazy.stop();
+  assert.deepEqual(events, ["start", "stop"]);
 });
