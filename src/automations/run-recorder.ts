@@ -47,19 +47,23 @@ export class RunRecorder {
     const ended: Run = { ...run, taskId: taskId ?? run.taskId };
     const facts = endFacts(outcome, this.ctx.clock.now());
     const a = this.ctx.store.automation(run.automationId);
-    if (!a) return this.writeEnd(ended, outcome, facts, { notified: false, note: "the automation was deleted" });
+    if (!a) {
+      this.writeEnd(ended, outcome, facts, { notified: false, note: "the automation was deleted" });
+      return;
+    }
     const updated = this.countOutcome(a, outcome, facts);
     const audience = this.audienceOf(a, updated, outcome, facts, ended);
-    this.writeEnd(ended, outcome, facts, { notified: audience.session || audience.channels.length > 0 || audience.extra !== undefined, note: audience.note });
+    const told = { notified: audience.session || audience.channels.length > 0 || audience.extra !== undefined, note: audience.note };
+    if (!this.writeEnd(ended, outcome, facts, told)) return; // ended so already: counted and told then
     this.saveCounters(a, updated);
     this.queueChannels(a, ended, outcome, facts, audience.channels);
     this.notifySession(a, updated, ended, outcome, audience);
     this.afterEnd(a, updated);
   }
 
-  /** The run row: its end status (through the run state machine) and what it keeps of the outcome. */
-  private writeEnd(run: Run, outcome: RunOutcome, facts: EndFacts, told: { notified: boolean; note: string }): void {
-    this.ctx.runs.move(run.id, outcome.status, {
+  /** The run row: its end status (through the run state machine) and what it keeps of the outcome. False: it had ended so already. */
+  private writeEnd(run: Run, outcome: RunOutcome, facts: EndFacts, told: { notified: boolean; note: string }): boolean {
+    return this.ctx.runs.move(run.id, outcome.status, {
       endedAt: facts.endedAt, resultHash: facts.hash, summary: facts.summary, taskId: run.taskId,
       notified: told.notified, notifyNote: told.note,
     });

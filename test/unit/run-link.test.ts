@@ -65,4 +65,22 @@ describe("a run links to its task by the task_id column", () => {
     const ended = f.autoStore.run(run.id)!;
     assert.deepEqual([ended.status, ended.summary], ["completed", "the run's own answer"]);
   });
+
+  it("a run ends once: ending it again with the same outcome counts and tells nothing more; another outcome is refused", async () => {
+    const f = startedAutomations(); // pauses after 2 failures in a row
+    const a = f.create({ notify: "always" });
+    const { run, task } = await f.runs.runNow(a.id);
+    f.host.finishRun(task!.id, "", { error: "boom" });
+    await f.flush();
+    const ended = f.autoStore.run(run.id)!;
+    assert.equal(ended.status, "error");
+    const told = f.host.promptsTo(PARENT).length;
+    f.autoStore.transaction(() => f.runs.recorder.finish(ended, { status: "error", error: "boom" }, task!.id));
+    await f.flush();
+    const after = f.catalog.get(a.id)!;
+    assert.deepEqual([after.consecutiveFailures, after.enabled], [1, true], "one failure counted, not paused by a repeat");
+    assert.equal(f.host.promptsTo(PARENT).length, told, "no second notice");
+    assert.throws(() => f.autoStore.transaction(() => f.runs.recorder.finish(ended, { status: "completed", result: "late" }, task!.id)), /cannot go from error to completed/);
+    assert.equal(f.autoStore.run(run.id)!.status, "error");
+  });
 });
