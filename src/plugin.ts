@@ -91,6 +91,8 @@ async function build(input: PluginInput, rawOptions: unknown, host: Host, onCras
     // A worker's task files are read through its API.
     hooks: (running) => new EvidenceService(running, store.evidence, input.directory, options, workers && ((task) => workers.filesOf(task))),
     placement: workers?.placement,
+    // One name for this instance in every claim it takes (notifications here, and the store's other tables).
+    claimer: store.holder,
   });
   const forkTransform = new ForkContextTransform(forkLimits);
   manager.onSettle((task) => forkTransform.forget(task.id));

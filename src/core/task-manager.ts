@@ -51,6 +51,8 @@ export type ManagerParts<Hooks extends TaskHooks = TaskHooks> = {
   hooks?: (tasks: RunningTasks) => Hooks;
   /** Other OpenCode servers (workers) that may run children; `host` must then route by session. */
   placement?: Placement;
+  /** This plugin instance's name in outbox claims (core/claims.ts newClaimer); a fresh one by default. */
+  claimer?: string;
 };
 
 /** A parent notification put in the outbox by a layer above the core (see `enqueueNotification`). */
@@ -78,11 +80,11 @@ export class TaskManager<Hooks extends TaskHooks = TaskHooks> {
    * settles subscribe to `life.events`, and the hooks are built here (nothing is set after
    * construction). Never throws: a store that fails now is logged, and `start` and the poll retry.
    */
-  constructor(host: Host, store: TaskStore, clock: Clock, private config: ManagerConfig, { forks, hooks, placement }: ManagerParts<Hooks> = {}) {
+  constructor(host: Host, store: TaskStore, clock: Clock, private config: ManagerConfig, { forks, hooks, placement, claimer }: ManagerParts<Hooks> = {}) {
     this.health = new StoreHealth(clock);
     const ctx: CoreContext = { host, store: this.health.watch(store), clock, log: new CoreLog(host) };
     this.ctx = ctx;
-    this.notifier = new ParentNotifier({ host, store: ctx.store, clock, resultCap: config.resultCapChars, onError: (m, e) => ctx.log.error(m, e) });
+    this.notifier = new ParentNotifier({ host, store: ctx.store, clock, resultCap: config.resultCapChars, onError: (m, e) => ctx.log.error(m, e), claimer });
     this.waiters = new SettleWaiters(clock);
     this.hooks = hooks?.(this.runningTasks()) ?? ({} as Hooks);
     this.life = new TaskLifecycle(ctx, this.notifier, this.hooks);

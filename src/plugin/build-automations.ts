@@ -51,6 +51,7 @@ export async function buildAutomations(deps: AutomationDeps, options: Options): 
   const runs = new RunLifecycle(ctx, {
     eventSources: (intake) => new EventSources({
       store: store.triggers,
+      holder: deps.store.holder,
       directory,
       clock,
       loaders: deps.loaders ?? defaultLoaders(options),

@@ -1,5 +1,4 @@
 import type { Clock } from "../core/clock.ts";
-import { newClaimer } from "../core/claims.ts";
 import { errorMessage } from "../core/errors.ts";
 import type { Trigger } from "../automations/automation.ts";
 import { EVENT_KINDS, kindOf } from "./kinds/registry.ts";
@@ -17,6 +16,8 @@ const LISTEN_RETRY_MS = 10_000;
 
 export type EventSourcesDeps = {
   store: TriggerRepository;
+  /** This plugin instance's name in trigger leases and delivery claims (core/claims.ts). */
+  holder: string;
   directory: string;
   clock: Clock;
   loaders: SourceLoaders;
@@ -42,7 +43,6 @@ type Started = { trigger: Trigger; source: Promise<RunningSource | undefined> };
  * for this project. With no event trigger it holds no timer, no listener, and loads nothing.
  */
 export class EventSources {
-  readonly holder = newClaimer();
   private started = new Map<string, Started>();
   private timer: unknown;
   private lastRenew = 0;
@@ -67,7 +67,7 @@ export class EventSources {
   }
 
   constructor(private deps: EventSourcesDeps) {
-    this.deliveries = new WebhookDeliveries({ ...deps, holder: this.holder });
+    this.deliveries = new WebhookDeliveries(deps);
   }
 
   /** Brings sources, leases, the listener and the tick in line with the project's event triggers. Never throws. */
@@ -110,13 +110,13 @@ export class EventSources {
     }
     for (const trigger of triggers) {
       if (this.started.has(trigger.id)) continue;
-      if (store.acquireLease(trigger.id, this.holder, now, LEASE_MS)) this.startSource(trigger);
+      if (store.acquireLease(trigger.id, this.deps.holder, now, LEASE_MS)) this.startSource(trigger);
     }
   }
 
   private renew(now: number): Set<string> {
     this.lastRenew = now;
-    return this.deps.store.renewLeases(this.holder, now, LEASE_MS);
+    return this.deps.store.renewLeases(this.deps.holder, now, LEASE_MS);
   }
 
   private startSource(trigger: Trigger): void {
@@ -144,7 +144,7 @@ export class EventSources {
       this.deps.log("warn", `Stopping the source of trigger ${id} failed`, { error: errorMessage(error) });
     }
     try {
-      this.deps.store.releaseLease(id, this.holder);
+      this.deps.store.releaseLease(id, this.deps.holder);
     } catch {
       // The lease expires by itself.
     }

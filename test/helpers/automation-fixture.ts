@@ -14,6 +14,7 @@ import type { Options } from "../../src/options/options.ts";
 import type { TriggerInput } from "../../src/automations/trigger-spec.ts";
 import { EventSources } from "../../src/triggers/event-sources.ts";
 import { TriggerRepository } from "../../src/store/trigger-repository.ts";
+import { newClaimer } from "../../src/core/claims.ts";
 import type { SourceLoaders } from "../../src/triggers/source-loaders.ts";
 import { ProposalService } from "../../src/proposals/proposal-service.ts";
 import { ProposalRepository } from "../../src/store/proposal-repository.ts";
@@ -46,7 +47,7 @@ export function automationFixture(dbPath: string, overrides: Partial<Options> = 
   // Discovery's hooks act on the discovery automation's runs only: always wired here, as the plugin does with the option on.
   const runs = new RunLifecycle(ctx, { extraNotice: discoveryNotice(autoStore), ...loaders ? {
     eventSources: (intake) => new EventSources({
-      store: new TriggerRepository(store.db, "proj"), directory: events?.directory ?? "/tmp", clock: core.clock, loaders,
+      store: new TriggerRepository(store.db, "proj"), holder: newClaimer(), directory: events?.directory ?? "/tmp", clock: core.clock, loaders,
       fire: (t, e) => intake.fireEvent(t, e), recordSkip: (t, s, r) => intake.recordSkip(t, s, r), abandonRun: (id) => intake.abandonRun(id),
       ownWrites: () => new Set(), log: () => {}, webhook: { host: "127.0.0.1", port: 0 },
     }),
