@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { statSync } from "node:fs";
+import { systemClock, type Clock } from "../core/clock.ts";
 
 export type ShellOptions = {
   /** Where the command runs. */
@@ -14,6 +15,8 @@ export type ShellOptions = {
   signal?: AbortSignal;
   /** Time between SIGTERM and SIGKILL. Default 2 s. */
   killGraceMs?: number;
+  /** Runs the timeout, the grace and the wait for the pipes (tests pass a fake one). */
+  clock?: Clock;
 };
 
 export type ShellResult = {
@@ -63,8 +66,9 @@ export function runShell(command: string, options: ShellOptions): Promise<ShellR
 
     let timedOut = false;
     let settled = false;
-    const timers: ReturnType<typeof setTimeout>[] = [];
-    const later = (fn: () => void, ms: number) => timers.push(setTimeout(fn, ms));
+    const clock = options.clock ?? systemClock;
+    const timers: unknown[] = [];
+    const later = (fn: () => void, ms: number) => timers.push(clock.setTimeout(fn, ms));
     const stopGroup = () => {
       killGroup(child.pid, "SIGTERM");
       later(() => {
@@ -84,7 +88,7 @@ export function runShell(command: string, options: ShellOptions): Promise<ShellR
 
     const finish = () => {
       settled = true;
-      for (const timer of timers) clearTimeout(timer);
+      for (const timer of timers) clock.clearTimeout(timer);
       options.signal?.removeEventListener("abort", onAbort);
     };
     child.on("error", (error) => {

@@ -5,6 +5,8 @@ import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runShell } from "../../src/triggers/run-shell.ts";
+import { FakeClock } from "../helpers/fake-clock.ts";
+import { waitFor } from "../helpers/wait-for.ts";
 
 const tempDir = () => mkdtempSync(join(tmpdir(), "run-shell-"));
 
@@ -16,16 +18,6 @@ function groupMembers(pgid: number): number[] {
     .map((line) => line.trim().split(/\s+/))
     .filter(([, group, stat]) => Number(group) === pgid && !stat?.startsWith("Z"))
     .map(([pid]) => Number(pid));
-}
-
-async function waitFor<T>(probe: () => T | undefined | false, what: string, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 /** The shell writes its pid (its process group id, as it is the group's leader) to `pgid`. */
@@ -62,10 +54,14 @@ describe("runShell", () => {
 
   it("kills the whole process group at the timeout: the shell and both sleeps", async () => {
     const dir = tempDir();
-    const run = runShell("echo $$ > pgid; sh -c 'sleep 30 & sleep 30'", { cwd: dir, timeoutMs: 700 });
+    const clock = new FakeClock();
+    const run = runShell("echo $$ > pgid; sh -c 'sleep 30 & sleep 30'", { cwd: dir, timeoutMs: 700, clock });
     const pgid = await waitFor(() => readPgid(dir), "the pgid file");
     // The outer shell, the inner shell and its two sleeps are all in the group before the timeout.
     await waitFor(() => groupMembers(pgid).length >= 4 || undefined, "four processes in the group");
+    await clock.advance(699);
+    assert.ok(groupMembers(pgid).length >= 4, "nothing killed before the timeout");
+    await clock.advance(1);
     const result = await run;
     assert.equal(result.timedOut, true);
     assert.equal(result.exitCode, undefined);
@@ -76,8 +72,14 @@ describe("runShell", () => {
 
   it("sends SIGKILL after the grace when SIGTERM is ignored", async () => {
     const dir = tempDir();
-    const run = runShell("echo $$ > pgid; trap '' TERM; sleep 30; echo survived", { cwd: dir, timeoutMs: 300, killGraceMs: 300 });
+    const clock = new FakeClock();
+    const run = runShell("echo $$ > pgid; trap '' TERM; sleep 30; echo survived", { cwd: dir, timeoutMs: 300, killGraceMs: 300, clock });
     const pgid = await waitFor(() => readPgid(dir), "the pgid file");
+    // The sleep runs once the trap is set, and ignores TERM too (an ignored signal stays ignored across exec).
+    await waitFor(() => groupMembers(pgid).length >= 2 || undefined, "the trap set and the sleep started");
+    await clock.advance(300); // SIGTERM, ignored
+    assert.equal(clock.nextTimerIn(), 300, "SIGKILL waits the grace");
+    await clock.advance(300); // SIGKILL
     const result = await run;
     assert.equal(result.timedOut, true);
     assert.equal(result.signal, "SIGKILL");
@@ -113,6 +115,7 @@ describe("runShell", () => {
     assert.deepEqual(groupMembers(readPgid(dir)!), [], "the background sleep is gone");
   });
 
+  // Real time: it must return before a real 2 s sleep that left the group and holds the pipe ends.
   it("returns at the timeout even when a process that left the group holds the output open", async () => {
     const result = await runShell("echo hi; setsid sleep 2 & echo bye", { cwd: tempDir(), timeoutMs: 300, killGraceMs: 100 });
     assert.equal(result.timedOut, true);
