@@ -1,5 +1,6 @@
 import type { ToolCallInfo } from "../host/host.ts";
 import type { CommandEvidence, EvidenceRow, EvidenceStore, FailedTool, FileEvidence, RunEvidence } from "./evidence-types.ts";
+import { readRun } from "../store/run-evidence.ts";
 import { maskSecrets } from "../core/mask-secrets.ts";
 
 type LiveRun = {
@@ -124,20 +125,4 @@ export class EvidenceCollector {
   private put(taskId: string, live: LiveRun, kind: EvidenceRow["kind"], key: string, data: unknown): void {
     this.store.put({ taskId, run: live.run, kind, key, data });
   }
-}
-
-/** A run's evidence as stored, each list in the order first seen. */
-export function readRun(store: EvidenceStore, taskId: string, run: number): RunEvidence {
-  const evidence: RunEvidence = { taskId, run, files: [], commands: [], failures: [], contradictions: [] };
-  for (const row of store.rows(taskId, run)) {
-    if (row.kind === "file") evidence.files.push(row.data as FileEvidence);
-    if (row.kind === "command") evidence.commands.push(row.data as CommandEvidence);
-    if (row.kind === "failure") evidence.failures.push(row.data as FailedTool);
-    if (row.kind === "contradiction") evidence.contradictions = row.data as RunEvidence["contradictions"];
-  }
-  const bySeq = (a: { seq: number }, b: { seq: number }) => a.seq - b.seq;
-  evidence.files.sort(bySeq);
-  evidence.commands.sort(bySeq);
-  evidence.failures.sort(bySeq);
-  return evidence;
 }

@@ -3,7 +3,7 @@ import type { Automation, Run, Trigger } from "../automations/automation.ts";
 import { rowToAutomation, rowToRun, rowToTrigger } from "./automation-rows.ts";
 import { SETTLED_STATUSES, UNSETTLED_STATUSES, type Task, type TaskStatus } from "../core/task.ts";
 import type { PendingNotification, TaskEvent } from "../core/task-store.ts";
-import { readRun } from "../evidence/evidence-collector.ts";
+import { readRun } from "./run-evidence.ts";
 import type { RunEvidence } from "../evidence/evidence-types.ts";
 import type { InboxCommand } from "../inbox/inbox-command.ts";
 import { rowToCommand } from "./command-repository.ts";
