@@ -11,6 +11,7 @@ import type { AutomationFields } from "../../src/automations/automation-catalog.
 import type { Run } from "../../src/automations/automation.ts";
 import { commandHandler } from "../../src/inbox/apply-command.ts";
 import { builtAutomations } from "../../src/automations/automation-access.ts";
+import { waitFor as waitForEffect } from "../helpers/wait-for.ts";
 
 function setup() {
   const db = tempDb();
@@ -39,15 +40,8 @@ function setup() {
   return { f, dir, call, asked, refuseWhen: (fn: typeof refuse) => { refuse = fn; }, withSteps, runToEnd };
 }
 
-async function waitFor<T>(fn: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = fn();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Real shells: waits on their effects, up to 10 s. */
+const waitFor = <T>(probe: () => T | undefined | false, what: string) => waitForEffect(probe, what, 10_000);
 
 const told = (f: ReturnType<typeof setup>["f"]) => f.host.promptsTo(PARENT).map((p) => p.text);
 

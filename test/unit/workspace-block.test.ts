@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { workspaceBlock, age } from "../../src/automations/workspace-block.ts";
 import { automationFixture, tempDb, PARENT } from "../helpers/automation-fixture.ts";
 import { parseOptions } from "../../src/options/options.ts";
+import { waitFor as waitForEffect } from "../helpers/wait-for.ts";
 
 /** Generous: these tests are about what the block says, one test is about the deadline. */
 const SLOW_OK = { timeoutMs: 10_000 };
@@ -131,13 +132,7 @@ describe("workspaceBlock", () => {
 });
 
 describe("the workspace block in a run's prompt", () => {
-  async function waitFor<T>(fn: () => T | undefined | false, what: string): Promise<T> {
-    for (const until = Date.now() + 10_000; ; await new Promise((r) => setTimeout(r, 10))) {
-      const value = fn();
-      if (value) return value;
-      if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    }
-  }
+  const waitFor = <T>(probe: () => T | undefined | false, what: string) => waitForEffect(probe, what, 10_000);
 
   function setup(workspaceContext: boolean) {
     const { work } = cloneWithOrigin();
