@@ -1,5 +1,7 @@
+import { claimLive } from "../core/claims.ts";
 import type { Clock } from "../core/clock.ts";
 import { errorMessage } from "../core/errors.ts";
+import { COMMAND_LEASE_MS } from "../store/command-repository.ts";
 import type { Store } from "../store/store.ts";
 import type { CommandHandler } from "./apply-command.ts";
 import type { InboxCommand } from "./inbox-command.ts";
@@ -74,7 +76,8 @@ export class InboxApplier {
 
   private async drain(commands: InboxCommand[]): Promise<void> {
     for (const command of commands) {
-      // A claimed one is another instance's until its claim lapses; claim() decides.
+      // A claimed one is another instance's until its claim lapses (no write transaction until then).
+      if (command.status === "claimed" && this.claimedElsewhere(command)) continue;
       if (command.status === "pending" && !(await this.mayTake(command))) {
         this.version = undefined; // look again at the next tick, whether or not anything changes
         continue;
@@ -86,6 +89,11 @@ export class InboxApplier {
         this.finishFailed(command.id, errorMessage(error));
       }
     }
+  }
+
+  private claimedElsewhere(command: InboxCommand): boolean {
+    const claim = { by: command.claimedBy ?? "", at: command.claimedAt ?? 0 };
+    return command.claimedBy !== undefined && claimLive(claim, this.clock.now(), COMMAND_LEASE_MS);
   }
 
   private async mayTake(command: InboxCommand): Promise<boolean> {
