@@ -7,6 +7,7 @@ import { checkAgent, checkChannels, checkWorker } from "./definition-checks.ts";
 import type { RunLifecycle } from "./run-lifecycle.ts";
 import { checkRunnable } from "./step-spec.ts";
 import { nextOccurrence, parseTrigger, TriggerSpecError, type TriggerInput } from "./trigger-spec.ts";
+import { prepareTriggers } from "../triggers/prepare-triggers.ts";
 
 /** What the model sets on an automation (task_create, task_update); the rest is the plugin's. */
 export type AutomationFields = Pick<
@@ -54,28 +55,23 @@ export class AutomationCatalog {
    * project's origin repository. Returns the new webhooks' secrets by trigger id.
    */
   async prepareEventTriggers(triggers: Trigger[]): Promise<NewWebhooks> {
-    const webhooks: NewWebhooks = new Map();
+    const { store } = this.ctx;
     const sources = this.runs.sources;
-    for (const [i, trigger] of triggers.entries()) {
-      const spec = trigger.spec;
-      if (spec.kind === "webhook") {
-        if (!sources) throw new AutomationRefusal(`triggers[${i}]: this OpenCode process runs no event triggers, so no webhook can be made here; leave the webhook trigger out.`);
-        const names = [...webhooks.values()].map((w) => w.name);
-        if (sources.store.webhook(spec.name) || names.includes(spec.name)) throw new AutomationRefusal(`triggers[${i}]: the webhook name "${spec.name}" is taken; choose another, e.g. "${spec.name}-2".`);
-        spec.url = sources.webhookUrl(spec.name);
-        const { newWebhookSecret } = await import("../triggers/webhook-signature.ts");
-        webhooks.set(trigger.id, { name: spec.name, secret: newWebhookSecret() }); // never one from the tool call (parse refuses it)
-      }
-      if (spec.kind === "github" && spec.repo === ".") {
-        const { resolveGithubRepo } = await import("../triggers/github-source.ts");
-        try {
-          spec.repo = await resolveGithubRepo(".", sources?.directory ?? process.cwd());
-        } catch (error) {
-          throw new AutomationRefusal(`triggers[${i}]: ${errorMessage(error)}`);
-        }
-      }
+    let names: Map<string, string>;
+    try {
+      names = await prepareTriggers(triggers, {
+        directory: sources?.directory ?? process.cwd(),
+        automationExists: (id) => store.automation(id) !== undefined,
+        specsOf: (id) => store.triggers(id).map((t) => t.spec),
+        ...(sources ? { webhooks: { taken: (name: string) => sources.store.webhook(name) !== undefined, url: (name: string) => sources.webhookUrl(name) } } : {}),
+      });
+    } catch (error) {
+      if (error instanceof TriggerSpecError) throw new AutomationRefusal(error.message);
+      throw error;
     }
-    return webhooks;
+    if (names.size === 0) return new Map();
+    const { newWebhookSecret } = await import("../triggers/webhook-signature.ts");
+    return new Map([...names].map(([id, name]) => [id, { name, secret: newWebhookSecret() }])); // never one from the tool call (parse refuses it)
   }
 
   create(id: string, fields: AutomationFields, triggers: Trigger[], creator: Creator, webhooks: NewWebhooks = new Map(), proposal?: Proposal): { automation: Automation; triggers: Trigger[] } {

@@ -10,6 +10,7 @@ import { ACTIVE_RUN } from "../automations/automation.ts";
 import { LazyChannelSink } from "../channels/channel-sink.ts";
 import { EventSources } from "../triggers/event-sources.ts";
 import { defaultLoaders } from "../triggers/default-loaders.ts";
+import { upstreamRuns } from "../triggers/upstream-runs.ts";
 import type { SourceLoaders } from "../triggers/source-loaders.ts";
 import { ProposalService } from "../proposals/proposal-service.ts";
 import { discoveryNotice, discoveryProposer } from "../discovery/discovery-hooks.ts";
@@ -62,6 +63,7 @@ export async function buildAutomations(deps: AutomationDeps, options: Options): 
         const taskIds = store.automations.runsWithStatus(automationId, ACTIVE_RUN).flatMap((r) => (r.taskId ? [r.taskId] : []));
         return new Set(taskIds.flatMap((id) => deps.filesWrittenBy?.(id) ?? []));
       },
+      runsAfter: (automationId, afterRunId) => upstreamRuns(store.automations.runs(automationId, 100), afterRunId, (taskId) => deps.manager.get(taskId)?.result),
       log: (level, message, extra) => void host.log(level, message, extra).catch(() => undefined),
       webhook: { host: options.webhookHost, port: options.webhookPort },
     }),

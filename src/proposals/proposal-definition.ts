@@ -1,5 +1,7 @@
 import type { Automation, Trigger, TriggerSpec } from "../automations/automation.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
+import { kindOf } from "../triggers/kinds/registry.ts";
+import type { TriggerKind } from "../triggers/kinds/trigger-kind.ts";
 
 /**
  * One line of a proposal's full definition, as the dashboard and the CLI show it before the user
@@ -45,19 +47,8 @@ function runsText(a: Automation): string {
 
 /** A trigger with every field that decides what runs and when; a command trigger's command whole. */
 export function triggerInFull(spec: TriggerSpec): Omit<DefinitionRow, "label"> {
-  switch (spec.kind) {
-    case "command":
-      return {
-        text: `runs this command (sh -c in the project) every ${spec.every}, timeout ${spec.timeout}; fires when its ${spec.diff === "exit_code" ? "exit code" : "output"} changes (${spec.diff})`,
-        exact: [spec.command],
-      };
-    case "watch":
-      return { text: `when these paths change (debounce ${spec.debounce})${spec.ignore.length ? `, ignoring ${JSON.stringify(spec.ignore)}` : ""}`, exact: spec.paths };
-    case "github":
-      return { text: `${spec.events.join(", ")} on ${spec.repo}${spec.ref ? ` (ref ${JSON.stringify(spec.ref)})` : ""}, polled every ${spec.every}` };
-    default:
-      return { text: describeTrigger(spec) };
-  }
+  const kind = kindOf(spec) as TriggerKind;
+  return kind.inFull?.(spec) ?? { text: describeTrigger(spec) };
 }
 
 /**

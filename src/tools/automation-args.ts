@@ -2,7 +2,9 @@ import type { tool } from "@opencode-ai/plugin";
 import { AutomationRefusal } from "../core/errors.ts";
 import type { ModelRef } from "../core/task.ts";
 import type { AutomationFields } from "../automations/automation-catalog.ts";
-import { GITHUB_EVENTS, type Trigger } from "../automations/automation.ts";
+import type { Trigger } from "../automations/automation.ts";
+import { TRIGGER_KINDS } from "../triggers/kinds/registry.ts";
+import { commandNeeds, TRIGGERS_BRIEF } from "../triggers/prepare-triggers.ts";
 import type { Automations } from "../automations/automation-layer.ts";
 import type { Expectation } from "../evidence/expectation-check.ts";
 import { allowExpectCommand, briefExpectArg, checkExpect } from "./expect-arg.ts";
@@ -29,17 +31,12 @@ export function withoutWorker<T extends Record<string, unknown>>(shape: T, hasWo
  * `triggers` description; a wrong combination is refused with them (a shared character budget).
  */
 export const triggerArg = (s: S) => shared(s, "trigger", () => {
-  const text = s.string().optional();
-  const list = s.array(s.string()).optional();
-  return s.object({
-    every: text, cron: text, timezone: text, at: text, watch: list, ignore: list, debounce: text, command: text,
-    diff: s.enum(["hash", "full", "exit_code"]).optional(), timeout: text, webhook: text, secret: text, github: text,
-    events: s.array(s.enum(GITHUB_EVENTS)).optional(), ref: text,
-  }).strict();
+  const pieces = { text: s.string().optional(), list: s.array(s.string()).optional() };
+  return s.object(Object.assign({}, ...TRIGGER_KINDS.map((k) => k.args(s, pieces)))).strict();
 });
 
-/** What task_create says about its triggers: each kind's shape, once. */
-export const TRIGGERS_DESCRIPTION = `One kind key each: every, cron (+timezone), at, watch (paths, globs), command (fires when its output changes), webhook, github ("owner/repo" or ".")`;
+/** What task_create says about its triggers: each kind's key, once. */
+export const TRIGGERS_DESCRIPTION = TRIGGERS_BRIEF;
 
 /**
  * The definition fields task_create and task_update share (all optional here). Defaults and what
@@ -132,10 +129,8 @@ function parseModel(text: string): ModelRef {
 
 /** A command trigger runs its command every few seconds: the user's bash permission decides first, as for expect.command. */
 export async function allowTriggerCommands(triggers: Trigger[], call: CallContext, refused: string): Promise<void> {
-  for (const t of triggers) {
-    if (t.spec.kind !== "command") continue;
-    const command = t.spec.command;
-    await allowExpectCommand(command, call, "a command trigger", `Running \`${command}\` every ${t.spec.every} was not allowed (bash permission); ${refused}. Use a command the user allows.`);
+  for (const need of commandNeeds(triggers.map((t) => t.spec))) {
+    await allowExpectCommand(need.command, call, "a command trigger", need.refusal(refused));
   }
 }
 

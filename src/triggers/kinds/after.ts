@@ -23,8 +23,8 @@ type AfterState = { lastRunId: number };
 export const afterKind = defineKind<AfterSpec, "event">({
   key: "after", kind: "after", timing: "event", fields: ["on"],
   shape: '{"after":"<automation id>","on":"success|failure|any"}',
-  brief: "after (an automation's id; on: success, failure or any)",
-  args: (s, { text }) => ({ after: text, on: s.enum(ON).optional() }),
+  brief: "automation id",
+  args: (_s, { text }) => ({ after: text, on: text }),
   parse: (input) => {
     const after = typeof input.after === "string" ? input.after.trim() : "";
     if (!/^[A-Za-z0-9_-]{1,100}$/.test(after)) {

@@ -7,7 +7,6 @@ export type OnceSpec = { kind: "once"; at: string; atMs: number };
 export const atKind = defineKind<OnceSpec, "schedule">({
   key: "at", kind: "once", timing: "schedule", fields: [],
   shape: '{"at":"2026-11-27T18:00:00+01:00"}',
-  brief: "at",
   args: (_s, { text }) => ({ at: text }),
   parse: (input, { now }) => {
     const at = optionalText("at", input.at, '"2026-11-26T18:00:00+01:00"')!;

@@ -8,7 +8,6 @@ export type CronSpec = { kind: "cron"; cron: string; timezone: string };
 export const cronKind = defineKind<CronSpec, "schedule">({
   key: "cron", kind: "cron", timing: "schedule", fields: ["timezone"],
   shape: '{"cron":"0 9 * * 1-5","timezone":"Europe/Paris"}',
-  brief: "cron (+timezone)",
   args: (_s, { text }) => ({ cron: text, timezone: text }),
   parse: (input, { defaultZone }) => {
     const cron = optionalText("cron", input.cron, '"0 9 * * 1-5"')!;

@@ -7,7 +7,6 @@ export type IntervalSpec = { kind: "interval"; every: string; everyMs: number };
 export const everyKind = defineKind<IntervalSpec, "schedule">({
   key: "every", kind: "interval", timing: "schedule", fields: [],
   shape: '{"every":"30m"}',
-  brief: "every",
   args: (_s, { text }) => ({ every: text }),
   parse: (input) => {
     const every = optionalText("every", input.every, '"30m"')!;

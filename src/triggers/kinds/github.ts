@@ -22,7 +22,7 @@ const EVENT_WORDS: Record<string, string> = {
 export const githubKind = defineKind<GithubSpec, "event">({
   key: "github", kind: "github", timing: "event", fields: ["events", "ref", "every"],
   shape: '{"github":"owner/repo" or ".","events":["pr_opened","ci_failed"],"ref":"main","every":"60s"}',
-  brief: 'github ("owner/repo" or ".")',
+  brief: "owner/repo or .",
   args: (s, { text }) => ({ github: text, events: s.array(s.enum(GITHUB_EVENTS)).optional(), ref: text }),
   parse: (input) => {
     const repo = String(input.github).trim();

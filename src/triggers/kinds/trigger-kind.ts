@@ -52,8 +52,8 @@ export type TriggerKind<Spec extends { kind: string } = { kind: string }, Timing
   fields: readonly string[];
   /** Its shape as the model writes it; every refusal of a trigger's kind shows all shapes. */
   shape: string;
-  /** A few words for task_create's description of triggers. */
-  brief: string;
+  /** A few words for task_create's description of triggers, when its key and fields do not say enough. */
+  brief?: string;
   /** Its tool-argument fields (only those no earlier kind declared). */
   args(s: S, pieces: ArgPieces): Record<string, unknown>;
   /** Checks the input and returns the stored form, defaults filled in; throws TriggerSpecError naming the fix. */

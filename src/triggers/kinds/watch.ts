@@ -9,7 +9,6 @@ export type WatchSpec = { kind: "watch"; paths: string[]; ignore: string[]; debo
 export const watchKind = defineKind<WatchSpec, "event">({
   key: "watch", kind: "watch", timing: "event", fields: ["ignore", "debounce"],
   shape: '{"watch":["src/","test/**/*.ts"],"ignore":["**/*.log"],"debounce":"2s"}',
-  brief: "watch (paths, globs)",
   args: (_s, { text, list }) => ({ watch: list, ignore: list, debounce: text }),
   parse: (input) => {
     const paths = stringList("watch", input.watch, 'e.g. ["src/", "test/**/*.ts"]');

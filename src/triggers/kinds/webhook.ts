@@ -12,7 +12,6 @@ export type WebhookSpec = { kind: "webhook"; name: string; /** Where deliveries 
 export const webhookKind = defineKind<WebhookSpec, "event">({
   key: "webhook", kind: "webhook", timing: "event", fields: ["secret"],
   shape: '{"webhook":"deploy"}',
-  brief: "webhook",
   args: (_s, { text }) => ({ webhook: text, secret: text }),
   parse: (input) => {
     const name = String(input.webhook);
