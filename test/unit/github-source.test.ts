@@ -4,12 +4,10 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { systemClock, type Clock } from "../../src/core/clock.ts";
 import type { GithubEventName } from "../../src/automations/automation.ts";
 import type { RunningSource, SourceContext, TriggerEvent } from "../../src/triggers/trigger-source.ts";
 import { githubToken, resolveGithubRepo, startGithubSource, UNAUTHENTICATED_NOTE, type GithubSpec } from "../../src/triggers/github-source.ts";
 import { startFakeGithub, type FakeGithub, type FakeGithubOptions } from "../harness/fake-github.ts";
-import { waitUntil } from "../harness/events.ts";
 import { FakeClock } from "../helpers/fake-clock.ts";
 import { waitFor } from "../helpers/wait-for.ts";
 
@@ -22,14 +20,21 @@ afterEach(async () => {
 const tempDir = mkdtempSync(join(tmpdir(), "github-source-"));
 after(() => rmSync(tempDir, { recursive: true, force: true }));
 
+// Every source here polls on a fake clock of its fake GitHub's, which lives in the same time
+// (its request stamps and rate-limit resets); a test moves time one poll at a time.
+const clocks = new WeakMap<FakeGithub, FakeClock>();
+const clockOf = (fake: FakeGithub) => clocks.get(fake)!;
+
 async function fakeGithub(options: FakeGithubOptions = {}): Promise<FakeGithub> {
-  const fake = await startFakeGithub({ limit: 1_000_000, ...options });
+  const clock = new FakeClock();
+  const fake = await startFakeGithub({ limit: 1_000_000, now: () => clock.now(), ...options });
+  clocks.set(fake, clock);
   cleanups.push(() => fake.close());
   return fake;
 }
 
 /** A source context that keeps what the source emits, notes and logs; `stored` is its saved state. */
-function context(stored?: unknown, directory = tempDir, clock: Clock = systemClock) {
+function context(clock: FakeClock, stored?: unknown, directory = tempDir) {
   const box = { events: [] as TriggerEvent[], notes: [] as Array<string | undefined>, logs: [] as string[], stored };
   const ctx: SourceContext = {
     directory,
@@ -46,28 +51,21 @@ function context(stored?: unknown, directory = tempDir, clock: Clock = systemClo
 
 type Started = { source: RunningSource; box: ReturnType<typeof context>["box"] };
 
-async function start(fake: FakeGithub, events: GithubEventName[], opts: { ref?: string; token?: string | null; stored?: unknown; repo?: string; directory?: string; everyMs?: number; conditional?: boolean; clock?: FakeClock } = {}): Promise<Started> {
-  const { ctx, box } = context(opts.stored, opts.directory, opts.clock);
+async function start(fake: FakeGithub, events: GithubEventName[], opts: { ref?: string; token?: string | null; stored?: unknown; repo?: string; directory?: string; everyMs?: number; conditional?: boolean } = {}): Promise<Started> {
+  const { ctx, box } = context(clockOf(fake), opts.stored, opts.directory);
   const spec: GithubSpec = { kind: "github", repo: opts.repo ?? fake.repo, events, ref: opts.ref, every: "100ms", everyMs: opts.everyMs ?? 100 };
   const token = opts.token === null ? undefined : (opts.token ?? TOKEN);
-  const requestTimeoutMs = opts.clock ? REQUEST_TIMEOUT_MS : undefined;
-  const source = await startGithubSource(spec, ctx, { apiUrl: fake.url, token: async () => token, conditional: opts.conditional, requestTimeoutMs });
+  const source = await startGithubSource(spec, ctx, { apiUrl: fake.url, token: async () => token, conditional: opts.conditional, requestTimeoutMs: REQUEST_TIMEOUT_MS });
   cleanups.push(() => source.stop());
   return { source, box };
 }
 
-/** Every listing the source polls has answered 304 at least once: its baseline is recorded and unchanged. */
-async function settled(fake: FakeGithub, paths: string[]): Promise<void> {
-  await waitUntil(() => paths.every((p) => fake.requestsTo(`/repos/${fake.repo}/${p}`).some((r) => r.status === 304)), { what: `304s on ${paths.join(", ")}` });
-}
-
-/** On a fake clock: a request's abort timer is this far off, further than any poll. */
+/** A request's abort timer is this far off, further than any poll. */
 const REQUEST_TIMEOUT_MS = 86_400_000;
 
-/** A fake GitHub living in the fake clock's time (its `at` stamps and rate-limit resets). */
 async function clockedGithub(options: FakeGithubOptions = {}): Promise<{ fake: FakeGithub; clock: FakeClock }> {
-  const clock = new FakeClock();
-  return { fake: await fakeGithub({ ...options, now: () => clock.now() }), clock };
+  const fake = await fakeGithub(options);
+  return { fake, clock: clockOf(fake) };
 }
 
 /**
@@ -88,10 +86,23 @@ async function poll(clock: FakeClock): Promise<number> {
   return waiting(clock);
 }
 
+/** Polls until `done`, at most 20 times. */
+async function until(fake: FakeGithub, done: () => boolean, what: string): Promise<void> {
+  for (let polls = 0; !done(); polls++) {
+    if (polls === 20) throw new Error(`not after 20 polls: ${what}`);
+    await poll(clockOf(fake));
+  }
+}
+
+/** Every listing the source polls has answered 304 at least once: its baseline is recorded and unchanged. */
+async function settled(fake: FakeGithub, paths: string[]): Promise<void> {
+  await until(fake, () => paths.every((p) => fake.requestsTo(`/repos/${fake.repo}/${p}`).some((r) => r.status === 304)), `304s on ${paths.join(", ")}`);
+}
+
 /** `count` more requests reached the fake. */
 async function morePolls(fake: FakeGithub, count: number): Promise<void> {
   const target = fake.requests.length + count;
-  await waitUntil(() => fake.requests.length >= target, { what: `${count} more requests` });
+  await until(fake, () => fake.requests.length >= target, `${count} more requests`);
 }
 
 describe("github source: baseline and new items", () => {
@@ -110,7 +121,7 @@ describe("github source: baseline and new items", () => {
     await settled(fake, ["pulls"]);
     const a = fake.openPull({ title: "Fix login", author: "ada" });
     const b = fake.openPull({ title: "Add\nlogout", author: "grace" });
-    await waitUntil(() => box.events.length >= 2, { what: "two PR events" });
+    await until(fake, () => box.events.length >= 2, "two PR events");
     await morePolls(fake, 3);
     assert.deepEqual(box.events.map((e) => e.summary), [`new PR #${a} "Fix login" by ada`, `new PR #${b} "Add logout" by grace`]);
     assert.match(box.events[0]!.data!, new RegExp(`url: https://github.example/${fake.repo}/pull/${a}`));
@@ -143,11 +154,11 @@ describe("github source: baseline and new items", () => {
     fake.comment(issue, { author: "grace", body: "I see it too:\nstack trace here" });
     const draft = fake.publishRelease({ tag: "v2.0.0", name: "Two", author: "ada", draft: true });
     const sha = fake.push("main", { message: "Merge speed-up\n\nlong body", author: "ada" });
-    await waitUntil(() => box.events.length >= 5, { what: "five events" });
+    await until(fake, () => box.events.length >= 5, "five events");
     await morePolls(fake, 6);
     assert.ok(!box.events.some((e) => e.summary.includes("release")), "a draft release does not fire");
     fake.publishDraft(draft);
-    await waitUntil(() => box.events.length >= 6, { what: "the release once published" });
+    await until(fake, () => box.events.length >= 6, "the release once published");
     await morePolls(fake, 8);
     assert.deepEqual(box.events.map((e) => e.summary).sort(), [
       `PR #${pr} "Speed up build" by ada merged`,
@@ -172,7 +183,7 @@ describe("github source: baseline and new items", () => {
     fake.publishRelease({ tag: "v9", author: "ada" });
     fake.comment(pr, { author: "ada", body: "hi" });
     const issue = fake.openIssue({ title: "Real issue", author: "ken" });
-    await waitUntil(() => box.events.length >= 1, { what: "the issue event" });
+    await until(fake, () => box.events.length >= 1, "the issue event");
     await morePolls(fake, 3);
     assert.deepEqual(box.events.map((e) => e.summary), [`new issue #${issue} "Real issue" by ken`], "the PR in the issues listing does not fire");
     assert.ok(fake.requests.every((r) => r.path.startsWith(`/repos/${fake.repo}/issues?`)), "nothing but the issues listing is asked");
@@ -188,10 +199,10 @@ describe("github source: baseline and new items", () => {
     const run = fake.startRun({ title: "Fix flaky test" });
     await morePolls(fake, 2);
     fake.finishRun(run, "failure");
-    await waitUntil(() => box.events.length >= 1, { what: "the failed run" });
+    await until(fake, () => box.events.length >= 1, "the failed run");
     fake.rerun(run);
     fake.finishRun(run, "timed_out");
-    await waitUntil(() => box.events.length >= 2, { what: "the failed re-run" });
+    await until(fake, () => box.events.length >= 2, "the failed re-run");
     await morePolls(fake, 3);
     assert.match(box.events[0]!.summary, /^CI failed on main: CI #\d+ "Fix flaky test" \(failure\)$/);
     assert.match(box.events[1]!.summary, /\(timed_out\)$/);
@@ -202,7 +213,7 @@ describe("github source: baseline and new items", () => {
     const complete = await start(trunk, ["ci_complete"]);
     await settled(trunk, ["actions/runs"]);
     trunk.addRun({ conclusion: "success", title: "Green" });
-    await waitUntil(() => complete.box.events.length >= 1, { what: "the finished run" });
+    await until(trunk, () => complete.box.events.length >= 1, "the finished run");
     assert.match(complete.box.events[0]!.summary, /^CI finished on trunk: CI #\d+ "Green" \(success\)$/);
     assert.equal((complete.box.stored as { defaultBranch?: string }).defaultBranch, "trunk", "kept in the state: not asked again after a restart");
   });
@@ -212,7 +223,7 @@ describe("github source: the ref in the request", () => {
   it("an odd-but-valid ref reaches GitHub percent-encoded per path segment, never as a path of its own", async () => {
     const fake = await fakeGithub();
     await start(fake, ["push"], { ref: "feature/a#b%c" });
-    await waitUntil(() => fake.requests.length >= 1, { what: "a poll" });
+    await until(fake, () => fake.requests.length >= 1, "a poll");
     const paths = fake.requests.map((r) => r.path);
     assert.equal(paths[0], `/repos/${fake.repo}/branches/feature/a%23b%25c`);
     assert.ok(paths.every((p) => p.startsWith(`/repos/${fake.repo}/`)), paths.join(" "));
@@ -223,7 +234,7 @@ describe("github source: restarts", () => {
   it("what happened while stopped fires once after the restart, marked caught up; nothing repeats", async () => {
     const { fake, clock } = await clockedGithub();
     const events: GithubEventName[] = ["pr_opened", "issue_opened", "ci_failed"];
-    const first = await start(fake, events, { ref: "main", clock });
+    const first = await start(fake, events, { ref: "main" });
     await poll(clock); // the baseline
     const live = fake.openPull({ title: "Before the restart", author: "ada" });
     await poll(clock);
@@ -238,7 +249,7 @@ describe("github source: restarts", () => {
     await clock.advance(60_000);
     assert.equal(fake.requests.length, afterStop, "a stopped source asks nothing");
 
-    const second = await start(fake, events, { ref: "main", stored: first.box.stored, clock });
+    const second = await start(fake, events, { ref: "main", stored: first.box.stored });
     await poll(clock);
     assert.equal(second.box.events.length, 3, "three caught-up events");
     const newer = fake.openPull({ title: "After the restart", author: "ada" });
@@ -263,7 +274,7 @@ describe("github source: restarts", () => {
     for (let round = 0; round < 8; round++) {
       for (let i = 0; i < 50; i++) fake.comment(issue, { author: "bot", body: `comment ${round}-${i}` });
       const target = 50 * (round + 1);
-      await waitUntil(() => box.events.length >= target, { what: `${target} comments` });
+      await until(fake, () => box.events.length >= target, `${target} comments`);
     }
     assert.equal(box.events.length, 400);
     const feeds = (box.stored as { feeds: Record<string, { seen: string[] }> }).feeds;
@@ -274,7 +285,7 @@ describe("github source: restarts", () => {
 describe("github source: rate limits, errors and tokens", () => {
   it("a 403 with x-ratelimit-remaining 0 waits until x-ratelimit-reset: no request in between", async () => {
     const { fake, clock } = await clockedGithub();
-    const { box } = await start(fake, ["pr_opened"], { clock });
+    const { box } = await start(fake, ["pr_opened"]);
     await poll(clock);
     fake.limitNext(1, { resetInSeconds: 1 });
     const wait = await poll(clock);
@@ -291,7 +302,7 @@ describe("github source: rate limits, errors and tokens", () => {
 
   it("a 429 with retry-after waits that long", async () => {
     const { fake, clock } = await clockedGithub();
-    await start(fake, ["release"], { clock });
+    await start(fake, ["release"]);
     await poll(clock);
     fake.limitNext(1, { status: 429, retryAfterSeconds: 7 });
     assert.equal(await poll(clock), 7_000);
@@ -300,7 +311,7 @@ describe("github source: rate limits, errors and tokens", () => {
 
   it("a budget that would not last until its reset spreads the polls", async () => {
     const { fake, clock } = await clockedGithub({ limit: 10 });
-    await start(fake, ["pr_opened"], { token: null, clock });
+    await start(fake, ["pr_opened"], { token: null });
     const wait = await poll(clock);
     assert.equal(fake.requests.length, 1);
     // 9 requests left for the 3,601 s until the reset (and its second of slack): one every 400 s, not every 100 ms.
@@ -310,13 +321,13 @@ describe("github source: rate limits, errors and tokens", () => {
   it("X-Poll-Interval longer than every is honoured", async () => {
     const { fake, clock } = await clockedGithub();
     fake.pollInterval = 1;
-    await start(fake, ["pr_review"], { clock });
+    await start(fake, ["pr_review"]);
     assert.equal(await poll(clock), 1000);
   });
 
   it("server errors back off exponentially and recover", async () => {
     const { fake, clock } = await clockedGithub();
-    const { box } = await start(fake, ["pr_opened"], { clock });
+    const { box } = await start(fake, ["pr_opened"]);
     await poll(clock);
     fake.failNext(3);
     const delays = [await poll(clock), await poll(clock), await poll(clock), await poll(clock)];
@@ -331,7 +342,7 @@ describe("github source: rate limits, errors and tokens", () => {
   it("stop() clears the timer and aborts the request in flight", async () => {
     const { fake, clock } = await clockedGithub();
     fake.latencyMs = 10_000;
-    const { source, box } = await start(fake, ["pr_opened"], { clock });
+    const { source, box } = await start(fake, ["pr_opened"]);
     await clock.advance(0);
     await waitFor(() => fake.requests.length >= 1, "the first request");
     const began = Date.now();
@@ -362,7 +373,7 @@ describe("github source: rate limits, errors and tokens", () => {
   it("a wrong repository is noted with the fix, and nothing throws", async () => {
     const fake = await fakeGithub();
     const { box } = await start(fake, ["pr_opened"], { repo: "acme/missing" });
-    await waitUntil(() => box.notes.some((n) => n?.includes("acme/missing not found")), { what: "the note" });
+    await until(fake, () => box.notes.some((n) => n?.includes("acme/missing not found")), "the note");
   });
 });
 
