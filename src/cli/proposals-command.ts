@@ -1,7 +1,7 @@
 import type { CommandRepository } from "../store/command-repository.ts";
 import type { InboxCommand } from "../inbox/inbox-command.ts";
 import { PROPOSAL_EXPIRY_MS } from "../proposals/proposal-rules.ts";
-import { SharedStore } from "../store/store.ts";
+import { SharedStore } from "../store/shared-store.ts";
 import type { ProjectAutomation, TaskReader } from "../store/task-reader.ts";
 import { CliError } from "./cli-error.ts";
 import { sleep, type CliIo } from "./cli-io.ts";

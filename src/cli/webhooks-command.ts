@@ -1,4 +1,4 @@
-import { SharedStore } from "../store/store.ts";
+import { SharedStore } from "../store/shared-store.ts";
 import type { ProjectWebhook, TaskReader } from "../store/task-reader.ts";
 import type { CliArgs } from "./parse-cli-args.ts";
 import { CliError } from "./cli-error.ts";

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { networkInterfaces } from "node:os";
 import type { CommandRepository } from "../store/command-repository.ts";
-import { SharedStore } from "../store/store.ts";
+import { SharedStore } from "../store/shared-store.ts";
 import { APP_CSS, APP_JS } from "./assets.ts";
 import { DashboardAuth } from "./dashboard-auth.ts";
 import { LazyReader } from "./lazy-reader.ts";

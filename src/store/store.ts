@@ -7,7 +7,6 @@ import { ProjectRepository } from "./project-repository.ts";
 import type { SqliteDatabase, SqliteStatement } from "./sqlite-driver.ts";
 import { SqliteEvidenceStore } from "./sqlite-evidence-store.ts";
 import { SqliteTaskStore } from "./sqlite-task-store.ts";
-import { setWebhookSecret } from "./trigger-repository.ts";
 import { WorkerHealthRepository } from "./worker-health-repository.ts";
 
 /** The task repository as the rest of the plugin sees it: the core's port, plus retention. */
@@ -75,31 +74,5 @@ export class Store {
   /** Closes the connection (the task cache with it). */
   close(): void {
     this.taskStore.close();
-  }
-}
-
-/**
- * What the command line and the dashboard write, in any project: commands for a project's plugin
- * and a webhook's secret. Opens only a database the plugin made, and migrates it (an older
- * plugin's file may lack the inbox's newer columns). Throws StoreUnavailableError.
- */
-export class SharedStore {
-  readonly commands: CommandRepository;
-
-  static open(path: string): SharedStore {
-    return new SharedStore(openDatabase(path, { create: false }));
-  }
-
-  private constructor(private readonly db: SqliteDatabase) {
-    this.commands = new CommandRepository(db);
-  }
-
-  /** False when no webhook has that name. */
-  setWebhookSecret(name: string, secret: string): boolean {
-    return setWebhookSecret(this.db, name, secret);
-  }
-
-  close(): void {
-    this.db.close();
   }
 }
