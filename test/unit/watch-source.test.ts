@@ -70,7 +70,8 @@ async function watching(dir: string, paths: string[], extra: Extra = {}) {
 
 /** Waits until the source has seen a change to each of `paths`. */
 async function seen(w: Watching, ...paths: string[]): Promise<void> {
-  await waitFor(() => paths.every((p) => w.asked.includes(p)), `the watcher to see ${paths.join(", ")}`);
+  const wanted = new Set(paths);
+  await waitFor(() => w.asked.filter((p) => wanted.delete(p)) && wanted.size === 0, `the watcher to see ${paths.join(", ")}`, 10_000);
 }
 
 /** Once the source has seen `paths`, lets the debounce run out and waits until the burst is handled. */
