@@ -109,13 +109,14 @@ async function build(input: PluginInput, rawOptions: unknown, host: Host, onCras
     partFrom("retention", () => startRetention({
       purge: (cutoffMs) => store.tasks.purgeOlderThan(cutoffMs), retentionMs: options.retentionDays * DAY_MS, clock, onError: onCrash,
     }).stop),
+    // It reads the database file on its own: it need not wait for the core.
+    options.dashboardPort > 0 && partFrom("the dashboard", () => serveDashboardFromPlugin(store.path, options.dashboardPort, host)),
     // Built before the core starts, when the project has automations: the core's recovery may settle their runs.
     automations && { name: "loading the automation layer", start: () => automations.prepare() },
     { name: "the task core", start: () => manager.start(), stop: () => manager.dispose() },
     workers && { name: "the workers", start: () => workers.start(), stop: () => workers.stop() },
     automations && { name: "the automation layer", start: () => automations.start(), stop: () => automations.stop() },
     { name: "the command inbox", start: () => inbox.start(), stop: () => inbox.stop() },
-    options.dashboardPort > 0 && partFrom("the dashboard", () => serveDashboardFromPlugin(store.path, options.dashboardPort, host)),
   ];
   return {
     options, store, manager, forkTransform, automations,
