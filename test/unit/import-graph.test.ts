@@ -18,8 +18,8 @@ const ROOT = "(root)";
 
 type Edge = { from: string; to: string; file: string; target: string };
 
-/** The relative specifiers a file imports at runtime: static, re-exports, side-effect and dynamic imports; type-only ones left out. */
-function runtimeSpecifiers(source: string): string[] {
+/** The specifiers a file imports at runtime: static, re-exports, side-effect and dynamic imports; type-only ones left out. */
+function runtimeImports(source: string): string[] {
   const text = source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
   const specs: string[] = [];
   for (const m of text.matchAll(/^\s*(import|export)\s+(type\s+)?([^;]*?)\s+from\s+["']([^"']+)["']/gm)) {
@@ -30,8 +30,11 @@ function runtimeSpecifiers(source: string): string[] {
   }
   for (const m of text.matchAll(/^\s*import\s+["']([^"']+)["']/gm)) specs.push(m[1]);
   for (const m of text.matchAll(/import\(\s*["']([^"']+)["']\s*\)/g)) specs.push(m[1]);
-  return specs.filter((s) => s.startsWith("."));
+  return specs;
 }
+
+/** The relative ones: imports of the project's own files. */
+const runtimeSpecifiers = (source: string) => runtimeImports(source).filter((s) => s.startsWith("."));
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -134,6 +137,13 @@ describe("the runtime import graph of src/", () => {
   it("no folder imports a file at the root of src/", () => {
     const wrong = edges.filter((e) => e.to === ROOT);
     assert.deepEqual(show(wrong), "");
+  });
+
+  it("only host/ imports the OpenCode SDK at runtime (it is the SDK seam)", () => {
+    const wrong = sourceFiles(SRC).filter((file) => folderOf(file) !== "host")
+      .filter((file) => runtimeImports(readFileSync(file, "utf8")).some((spec) => spec.startsWith("@opencode-ai/sdk")))
+      .map((file) => relative(SRC, file));
+    assert.deepEqual(wrong, []);
   });
 
   it("the root of src/ holds only index.ts and plugin.ts", () => {
