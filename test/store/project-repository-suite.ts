@@ -7,7 +7,7 @@ import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
 import type { TestApi } from "./suite-support.ts";
 
 /** The projects table (migration 9) under whichever driver the runtime picks. */
-export function defineProjectDirectorySuite({ describe, it }: TestApi): void {
+export function defineProjectRepositorySuite({ describe, it }: TestApi): void {
   describe("project directories", () => {
     it("one row per project: the last plugin loaded sets the directory and when it was seen", () => {
       const dir = mkdtempSync(join(tmpdir(), "obt-projects-"));

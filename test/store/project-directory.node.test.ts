@@ -1,4 +1,0 @@
-import { describe, it } from "node:test";
-import { defineProjectDirectorySuite } from "./project-directory-suite.ts";
-
-defineProjectDirectorySuite({ describe, it });
