@@ -81,6 +81,32 @@ describe("after triggers on the real host", () => {
     assert.equal(runs(build).length, 1, "the chain fires downstream only");
   });
 
+  it("two servers on one database: the lease holder fires the chain once for a run made in the other", async () => {
+    const upstream = await create({ title: "upstream", prompt: "REPLY shared result" });
+    const downstream = await create({ title: "downstream", prompt: "REPLY got it", triggers: [{ after: upstream }] });
+    const triggerId = query<{ id: string }>("SELECT id FROM automation_triggers WHERE automation_id = ?", downstream)[0]!.id;
+    const holder = () => query<{ holder: string }>("SELECT holder FROM trigger_leases WHERE trigger_id = ?", triggerId)[0]?.holder;
+    const pidOf = (h: string | undefined) => Number(/^.+:(\d+):[0-9a-f]{8}$/.exec(h ?? "")?.[1]);
+    await waitUntil(() => holder(), { what: "the creating server takes the chained trigger's lease" });
+    const b = await startStack({
+      mock: s.mock, pluginOptions: { dbPath, pollIntervalMs: 500 },
+      config: { permission: { background_automation: "allow", bash: "allow" } },
+      reuse: { homeDir: s.server.homeDir, projectDir: s.server.projectDir },
+    });
+    try {
+      const other = await b.newSession("parent: the other server");
+      await b.say(other, call("task_run", { id: upstream }));
+      await waitUntil(() => runs(upstream).length === 1 && runs(upstream).every(ended), { timeoutMs: RUN_MS, what: "upstream's run (in B) ended" });
+      await waitUntil(() => runs(downstream).length === 1 && runs(downstream).every(ended), { timeoutMs: RUN_MS, what: "downstream's run ended" });
+      await sleep(QUIET_MS);
+      assert.equal(runs(downstream).length, 1, JSON.stringify(runs(downstream)));
+      assert.equal(runs(downstream)[0].event_summary, `${upstream} run #1 succeeded`);
+      assert.equal(pidOf(holder()), s.server.pid, "A, the holder, fired it; B (which ran the upstream and synced its sources) did not");
+    } finally {
+      await b.stop();
+    }
+  });
+
   it("a cycle is refused at creation and in task_trigger_add, naming it; nothing is stored", async () => {
     const first = await create({ title: "first", prompt: "REPLY one" });
     const second = await create({ title: "second", prompt: "REPLY two", triggers: [{ after: first }] });
