@@ -40,7 +40,7 @@ function context(automationId: string, look: TriggerLookups, namesInThisCall: st
     automationId,
     directory: look.directory,
     automationExists: look.automationExists,
-    upstreamOf: (id) => look.specsOf(id).flatMap((spec) => (spec.kind === "after" ? [spec.after] : [])),
+    specsOf: look.specsOf,
     webhookTaken: (name) => namesInThisCall.includes(name) || (look.webhooks?.taken(name) ?? false),
     webhookUrl: (name) => look.webhooks?.url(name) ?? "",
   };

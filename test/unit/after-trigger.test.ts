@@ -9,15 +9,15 @@ import type { SourceContext, TriggerEvent, UpstreamRun } from "../../src/trigger
 import { FakeClock } from "../helpers/fake-clock.ts";
 
 /** Who waits for whom: downstream -> its upstreams. */
-const chains = (edges: Record<string, string[]>) => (id: string) => edges[id] ?? [];
+const chains = (edges: Record<string, string[]>) => (id: string) => (edges[id] ?? []).map((after) => ({ kind: "after", after }));
 
 describe("after: cycles", () => {
   it("names the cycle in firing order, direct, long and on itself", () => {
-    assert.deepEqual(cycleThrough("au2", { automationId: "au1", upstreamOf: chains({ au2: ["au1"] }) }), ["au1", "au2", "au1"]);
-    assert.deepEqual(cycleThrough("au3", { automationId: "au1", upstreamOf: chains({ au3: ["au2"], au2: ["au1"] }) }), ["au1", "au2", "au3", "au1"]);
-    assert.deepEqual(cycleThrough("au1", { automationId: "au1", upstreamOf: chains({}) }), ["au1", "au1"]);
-    assert.equal(cycleThrough("au2", { automationId: "au1", upstreamOf: chains({ au2: ["au3"], au3: ["au2"] }) }), undefined, "a cycle elsewhere is not this one's");
-    assert.equal(cycleThrough("au2", { automationId: "au1", upstreamOf: chains({ au2: ["au3"] }) }), undefined);
+    assert.deepEqual(cycleThrough("au2", { automationId: "au1", specsOf: chains({ au2: ["au1"] }) }), ["au1", "au2", "au1"]);
+    assert.deepEqual(cycleThrough("au3", { automationId: "au1", specsOf: chains({ au3: ["au2"], au2: ["au1"] }) }), ["au1", "au2", "au3", "au1"]);
+    assert.deepEqual(cycleThrough("au1", { automationId: "au1", specsOf: chains({}) }), ["au1", "au1"]);
+    assert.equal(cycleThrough("au2", { automationId: "au1", specsOf: chains({ au2: ["au3"], au3: ["au2"] }) }), undefined, "a cycle elsewhere is not this one's");
+    assert.equal(cycleThrough("au2", { automationId: "au1", specsOf: chains({ au2: ["au3"] }) }), undefined);
   });
 
   it("is refused before storing, with the trigger's index; an upstream of another project or none is refused too", async () => {

@@ -51,14 +51,15 @@ export const afterKind = defineKind<AfterSpec, "event">({
  * The cycle that `automationId` waiting for `upstream` would close, in firing order
  * ("au1 -> au2 -> au1"), or undefined. Walks what `upstream` waits for, transitively.
  */
-export function cycleThrough(upstream: string, ctx: Pick<PrepareContext, "automationId" | "upstreamOf">): string[] | undefined {
+export function cycleThrough(upstream: string, ctx: Pick<PrepareContext, "automationId" | "specsOf">): string[] | undefined {
   const target = ctx.automationId;
+  const upstreamOf = (id: string) => ctx.specsOf(id).filter((spec): spec is AfterSpec => spec.kind === "after").map((spec) => spec.after);
   const seen = new Set<string>();
   const walk = (id: string, path: string[]): string[] | undefined => {
     if (id === target) return path;
     if (seen.has(id)) return undefined;
     seen.add(id);
-    for (const next of ctx.upstreamOf(id)) {
+    for (const next of upstreamOf(id)) {
       const found = walk(next, [...path, next]);
       if (found) return found;
     }

@@ -19,8 +19,8 @@ export type PrepareContext = {
   directory: string;
   /** An automation of this project, by id. */
   automationExists(id: string): boolean;
-  /** The automations whose runs fire this one (its stored `after` triggers). */
-  upstreamOf(automationId: string): string[];
+  /** An automation's stored triggers (e.g. to follow chains between automations). */
+  specsOf(automationId: string): readonly { kind: string }[];
   /** Webhooks: whether a name is stored already, and the URL a name is served at. */
   webhookTaken(name: string): boolean;
   webhookUrl(name: string): string;
