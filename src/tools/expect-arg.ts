@@ -2,7 +2,6 @@ import type { tool } from "@opencode-ai/plugin";
 import { TaskError } from "../core/errors.ts";
 import type { Expectation } from "../evidence/expectation-check.ts";
 import type { CallContext } from "./tool-kit.ts";
-import { bashPatterns } from "../approval/bash-patterns.ts";
 
 type S = typeof tool.schema;
 
@@ -39,6 +38,8 @@ export function checkExpect(expect: Expectation | undefined): Expectation | unde
  * answer when the user says no; `description` is what the prompt shows.
  */
 export async function allowExpectCommand(command: string, call: CallContext, of: string, refused: string, description = `expect.command of ${of}`): Promise<void> {
+  // Imported at the first command to judge: most processes never judge one, and every process pays for what the plugin imports.
+  const { bashPatterns } = await import("../approval/bash-patterns.ts");
   const judged = await bashPatterns(command);
   // A whole string would be matched by a prefix rule ("git *" matches "git x; rm -rf ~"): refuse instead.
   if (!judged) throw new TaskError(`\`${command}\` is not a well-formed shell command (it runs with sh), so its parts cannot be put to the user's bash rules one by one: refused, and nothing was changed. Fix its quoting or syntax, and use POSIX sh ([ ] not [[ ]], > f 2>&1 not &> f, $( ) not nested backticks).`);
