@@ -24,7 +24,6 @@ export async function prepareTriggers(triggers: { id: string; automationId: stri
     const kind = kindOf(trigger.spec) as TriggerKind;
     if (!kind.prepare) continue;
     try {
-      if (kind.kind === "webhook" && !look.webhooks) throw new TriggerSpecError("this OpenCode process runs no event triggers, so no webhook can be made here; leave the webhook trigger out.");
       const prepared = await kind.prepare(trigger.spec, context(trigger.automationId, look, [...webhooks.values()]));
       if (prepared?.webhook) webhooks.set(trigger.id, prepared.webhook);
     } catch (error) {
@@ -42,7 +41,7 @@ function context(automationId: string, look: TriggerLookups, namesInThisCall: st
     automationExists: look.automationExists,
     specsOf: look.specsOf,
     webhookTaken: (name) => namesInThisCall.includes(name) || (look.webhooks?.taken(name) ?? false),
-    webhookUrl: (name) => look.webhooks?.url(name) ?? "",
+    webhookUrl: (name) => look.webhooks?.url(name),
   };
 }
 

@@ -21,9 +21,9 @@ export type PrepareContext = {
   automationExists(id: string): boolean;
   /** An automation's stored triggers (e.g. to follow chains between automations). */
   specsOf(automationId: string): readonly { kind: string }[];
-  /** Webhooks: whether a name is stored already, and the URL a name is served at. */
+  /** Webhooks: whether a name is stored already, and the URL a name is served at (undefined: this process serves none). */
   webhookTaken(name: string): boolean;
-  webhookUrl(name: string): string;
+  webhookUrl(name: string): string | undefined;
 };
 
 /** A command the user's bash permission must allow before the trigger is stored. */

@@ -25,8 +25,10 @@ export const webhookKind = defineKind<WebhookSpec, "event">({
   },
   describe: (spec) => `POST ${spec.url ?? `http://127.0.0.1:4097/hooks/${spec.name}`}`,
   prepare: (spec, ctx) => {
+    const url = ctx.webhookUrl(spec.name);
+    if (url === undefined) throw new TriggerSpecError("this OpenCode process runs no event triggers, so no webhook can be made here; leave the webhook trigger out.");
     if (ctx.webhookTaken(spec.name)) throw new TriggerSpecError(`the webhook name "${spec.name}" is taken; choose another, e.g. "${spec.name}-2".`);
-    spec.url = ctx.webhookUrl(spec.name);
+    spec.url = url;
     return { webhook: spec.name };
   },
 });
