@@ -11,12 +11,14 @@
  *   REPLY <text>              answer with that text (the rest of the line, verbatim).
  *   SLOW <ms>                 wait that long before every answer of this turn (abortable).
  *   FAIL <status> <message>   answer with that HTTP error (400, 429 or 500).
+ *   USAGE <json>              report this usage for every answer of this turn (a MockUsage, e.g.
+ *                             `USAGE {"input":4000,"output":1000}`) instead of the measured one.
  *
  * Without directives the answer is `ok: <first 40 chars of the user text, whitespace collapsed>`.
  * OpenCode's title-generation requests are recognised by their system prompt and answered with
  * TITLE_REPLY; `requests()` leaves them out unless asked. Every answer reports usage: prompt
  * tokens = the request's JSON length / 4 (`requestTokens`), so a host told a context limit sees
- * the session fill up.
+ * the session fill up; a reply's `usage` (or a USAGE directive) replaces those figures.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -51,7 +53,13 @@ export interface ToolCall {
   args: unknown;
 }
 
-export type MockReply = { delayMs?: number } & (
+/**
+ * Token counts one answer reports, as OpenCode reads them from an OpenAI-compatible stream:
+ * `input` includes `cacheRead` (OpenCode subtracts it), `output` includes `reasoning`.
+ */
+export type MockUsage = { input: number; output: number; reasoning?: number; cacheRead?: number };
+
+export type MockReply = { delayMs?: number; usage?: MockUsage } & (
   | { text: string }
   | { toolCalls: ToolCall[] }
   | { error: { status: 400 | 429 | 500; message: string } }
@@ -122,7 +130,7 @@ export async function startMockModel(options: { responder?: Responder } = {}): P
 export function defaultResponder(req: MockRequest): MockReply {
   if (req.isTitle) return { text: TITLE_REPLY };
   const d = parseDirectives(lastUserText(req));
-  const delay = d.delayMs ? { delayMs: d.delayMs } : {};
+  const delay = { ...(d.delayMs ? { delayMs: d.delayMs } : {}), ...(d.usage ? { usage: d.usage } : {}) };
   if (d.error) return { ...delay, error: d.error };
   const results = trailingToolResults(req);
   if (results.length > 0) return { ...delay, text: ["DONE", ...results.map((r) => r.content)].join("\n") };
@@ -135,19 +143,21 @@ export interface Directives {
   calls: ToolCall[];
   reply?: string;
   delayMs?: number;
+  usage?: MockUsage;
   error?: { status: 400 | 429 | 500; message: string };
 }
 
 export function parseDirectives(text: string): Directives {
   const d: Directives = { calls: [] };
   for (const line of text.split("\n")) {
-    const m = /^\s*(CALL|REPLY|SLOW|FAIL)\s+(.*)$/.exec(line);
+    const m = /^\s*(CALL|REPLY|SLOW|FAIL|USAGE)\s+(.*)$/.exec(line);
     if (!m) continue;
     const [, keyword, rest] = m;
     if (keyword === "CALL") d.calls.push(parseCall(rest));
     if (keyword === "REPLY") d.reply = rest;
     if (keyword === "SLOW") d.delayMs = Number(rest.trim());
     if (keyword === "FAIL") d.error = parseFail(rest);
+    if (keyword === "USAGE") d.usage = JSON.parse(rest) as MockUsage;
   }
   return d;
 }
@@ -214,8 +224,9 @@ let callCounter = 0;
 function answer(res: ServerResponse, req: MockRequest, reply: MockReply): void {
   if ("error" in reply) return fail(res, reply.error.status, reply.error.message);
   const message = "text" in reply ? { content: reply.text } : { toolCalls: reply.toolCalls.map(toWireCall) };
-  if (req.body.stream) return streamAnswer(res, req, message);
-  sendJson(res, 200, completion(req, message));
+  const reported = reply.usage ? wireUsage(reply.usage) : usage(req, message);
+  if (req.body.stream) return streamAnswer(res, message, reported);
+  sendJson(res, 200, completion(message, reported));
 }
 
 interface Answer {
@@ -228,14 +239,14 @@ function toWireCall(call: ToolCall) {
   return { id, type: "function" as const, function: { name: call.name, arguments: JSON.stringify(call.args ?? {}) } };
 }
 
-function streamAnswer(res: ServerResponse, req: MockRequest, message: Answer): void {
+function streamAnswer(res: ServerResponse, message: Answer, reported: object): void {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
   const send = (delta: object, finish: string | null, extra: object = {}) =>
     res.write(`data: ${JSON.stringify(chunk(delta, finish, extra))}\n\n`);
   send({ role: "assistant", content: "" }, null);
   if (message.content) send({ content: message.content }, null);
   message.toolCalls?.forEach((call, index) => send({ tool_calls: [{ index, ...call }] }, null));
-  send({}, message.toolCalls ? "tool_calls" : "stop", { usage: usage(req, message) });
+  send({}, message.toolCalls ? "tool_calls" : "stop", { usage: reported });
   res.end("data: [DONE]\n\n");
 }
 
@@ -244,10 +255,10 @@ function chunk(delta: object, finish: string | null, extra: object) {
   return { id: "chatcmpl-mock", object: "chat.completion.chunk", created: now(), model: MODEL_ID, choices, ...extra };
 }
 
-function completion(req: MockRequest, message: Answer) {
+function completion(message: Answer, reported: object) {
   const msg = { role: "assistant", content: message.content ?? null, tool_calls: message.toolCalls };
   const choices = [{ index: 0, message: msg, finish_reason: message.toolCalls ? "tool_calls" : "stop" }];
-  return { id: "chatcmpl-mock", object: "chat.completion", created: now(), model: MODEL_ID, choices, usage: usage(req, message) };
+  return { id: "chatcmpl-mock", object: "chat.completion", created: now(), model: MODEL_ID, choices, usage: reported };
 }
 
 /** About 4 characters a token, as seen on the wire: the host judges a session's fullness by these. */
@@ -259,6 +270,17 @@ function usage(req: MockRequest, message: Answer) {
   const prompt = requestTokens(req.body);
   const completion = Math.ceil(JSON.stringify(message).length / 4);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+/** A MockUsage in OpenAI's wire shape (cached and reasoning tokens in their `_details`). */
+function wireUsage(u: MockUsage) {
+  return {
+    prompt_tokens: u.input,
+    completion_tokens: u.output,
+    total_tokens: u.input + u.output,
+    prompt_tokens_details: { cached_tokens: u.cacheRead ?? 0 },
+    completion_tokens_details: { reasoning_tokens: u.reasoning ?? 0 },
+  };
 }
 
 function sendModels(res: ServerResponse): void {

@@ -41,6 +41,8 @@ export interface StartOptions {
   config?: Record<string, unknown>;
   /** The mock model's declared limits in tokens (the host compacts a session that nears `context`); none by default. */
   modelLimit?: { context: number; output: number };
+  /** The mock model's price in USD per million tokens, so that OpenCode computes each message's cost; none (cost 0) by default. */
+  modelCost?: { input: number; output: number; cache_read?: number; cache_write?: number };
   env?: Record<string, string>;
   /** Reuse a home and project (e.g. of a killed server) instead of creating new ones. */
   homeDir?: string;
@@ -184,7 +186,7 @@ function serverConfig(options: StartOptions): Record<string, unknown> {
       npm: "@ai-sdk/openai-compatible",
       name: "Mock",
       options: { baseURL: options.model, apiKey: "mock" },
-      models: { "mock-model": { name: "Mock", ...(options.modelLimit ? { limit: options.modelLimit } : {}) } },
+      models: { "mock-model": { name: "Mock", ...(options.modelLimit ? { limit: options.modelLimit } : {}), ...(options.modelCost ? { cost: options.modelCost } : {}) } },
     },
   };
   const plugin = options.pluginDir ? [[pathToFileURL(options.pluginDir).href, options.pluginOptions ?? {}]] : [];

@@ -37,6 +37,8 @@ export type StackOptions = {
   config?: Record<string, unknown>;
   /** The mock model's declared token limits (see StartOptions.modelLimit). */
   modelLimit?: StartOptions["modelLimit"];
+  /** The mock model's price (see StartOptions.modelCost). */
+  modelCost?: StartOptions["modelCost"];
 };
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
@@ -48,6 +50,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     env: options.env,
     config: options.config,
     modelLimit: options.modelLimit,
+    modelCost: options.modelCost,
     ...options.reuse,
   });
   // The first request for a directory boots its instance (plugins included): allow for a slow machine.
