@@ -20,7 +20,12 @@ export type HostMessage = {
   /** A user message: the agent and model the session runs with from it on. */
   agent?: string;
   model?: ModelRef;
+  /** An assistant message's tokens and cost as the host reports them (zeros until the request ends). */
+  usage?: MessageUsage;
 };
+
+/** One model request's tokens by kind and cost in USD (0 for a model without a price). */
+export type MessageUsage = { input: number; output: number; reasoning: number; cacheRead: number; cacheWrite: number; costUsd: number };
 
 /** A session of the project as a list shows it. */
 export type HostSession = { id: string; parentID?: string; updatedAt: number };

@@ -1,4 +1,4 @@
-import type { HostMessage } from "./host.ts";
+import type { HostMessage, MessageUsage } from "./host.ts";
 
 /** The message info fields the core needs, from the host's message info (API answer or event). */
 export function toMessageInfo(info: any): Omit<HostMessage, "text"> {
@@ -14,6 +14,16 @@ export function toMessageInfo(info: any): Omit<HostMessage, "text"> {
     ...(info.role === "user" && typeof info.agent === "string" && info.model?.providerID && info.model?.modelID
       ? { agent: info.agent, model: { providerID: info.model.providerID, modelID: info.model.modelID } }
       : {}),
+    ...(info.role === "assistant" && info.tokens ? { usage: toUsage(info) } : {}),
+  };
+}
+
+function toUsage(info: any): MessageUsage {
+  const t = info.tokens;
+  const n = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : 0);
+  return {
+    input: n(t.input), output: n(t.output), reasoning: n(t.reasoning),
+    cacheRead: n(t.cache?.read), cacheWrite: n(t.cache?.write), costUsd: n(info.cost),
   };
 }
 

@@ -429,6 +429,25 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE webhook_deliveries ADD COLUMN claimed_at INTEGER; -- NULL: claimed before this version (treated as expired)
     `,
   },
+  {
+    version: 21,
+    name: "what background work costs: one row per model request (assistant message) of a task's child, with its tokens by kind and cost",
+    sql: `
+      -- Keyed by message id: the host repeats a message's update, and two processes may both see it; the latest value wins.
+      CREATE TABLE task_spend (
+        project_id  TEXT    NOT NULL,
+        task_id     TEXT    NOT NULL,
+        message_id  TEXT    NOT NULL,
+        input       INTEGER NOT NULL DEFAULT 0,
+        output      INTEGER NOT NULL DEFAULT 0,
+        reasoning   INTEGER NOT NULL DEFAULT 0,
+        cache_read  INTEGER NOT NULL DEFAULT 0,
+        cache_write INTEGER NOT NULL DEFAULT 0,
+        cost_usd    REAL    NOT NULL DEFAULT 0,
+        PRIMARY KEY (project_id, task_id, message_id)
+      );
+    `,
+  },
 ];
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (

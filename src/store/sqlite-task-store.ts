@@ -173,6 +173,7 @@ export class SqliteTaskStore implements TaskStore {
     this.sql(`DELETE FROM notifications WHERE project_id = ? ${notifications} AND task_id IN (${IDS})`).run(this.projectId, json);
     this.sql(`DELETE FROM task_evidence WHERE project_id = ? AND task_id IN (${IDS})`).run(this.projectId, json);
     this.sql(`DELETE FROM task_evidence_specs WHERE project_id = ? AND task_id IN (${IDS})`).run(this.projectId, json);
+    this.sql(`DELETE FROM task_spend WHERE project_id = ? AND task_id IN (${IDS})`).run(this.projectId, json);
     this.sql(`DELETE FROM tasks WHERE project_id = ? AND id IN (${IDS})`).run(this.projectId, json);
     for (const id of ids) this.cache?.delete(id);
   }

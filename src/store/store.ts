@@ -7,6 +7,7 @@ import { ProjectRepository } from "./project-repository.ts";
 import type { SqliteDatabase, SqliteStatement } from "./sqlite-driver.ts";
 import { SqliteEvidenceStore } from "./sqlite-evidence-store.ts";
 import { SqliteTaskStore } from "./sqlite-task-store.ts";
+import { SpendRepository } from "./spend-repository.ts";
 import { WorkerHealthRepository } from "./worker-health-repository.ts";
 
 /** The task repository as the rest of the plugin sees it: the core's port, plus retention. */
@@ -27,6 +28,7 @@ export class Store {
   readonly commands: CommandRepository;
   readonly workerHealth: WorkerHealthRepository;
   readonly projects: ProjectRepository;
+  readonly spend: SpendRepository;
   private readonly taskStore: SqliteTaskStore;
   private readonly dataVersionStatement: SqliteStatement;
   private automationTablesLoaded: Promise<AutomationTables> | undefined;
@@ -43,6 +45,7 @@ export class Store {
     this.commands = new CommandRepository(db);
     this.workerHealth = new WorkerHealthRepository(db, projectId);
     this.projects = new ProjectRepository(db);
+    this.spend = new SpendRepository(db, projectId);
     this.dataVersionStatement = db.prepare("PRAGMA data_version");
   }
 

@@ -1,0 +1,32 @@
+import type { MessageUsage } from "../host/host.ts";
+import { messageSpend, sameSpend, sumSpend, type Spend } from "./spend.ts";
+
+/**
+ * The latest spend of each assistant message, by task: the host repeats `message.updated` for the
+ * same message (zeros first, then the final numbers twice), so a message counts once, with its
+ * latest value, never the sum of its updates.
+ */
+export class SpendLedger {
+  private readonly byTask = new Map<string, Map<string, Spend>>();
+
+  /** The message's spend when it is new or changed (worth writing down); undefined when it adds nothing. */
+  record(taskId: string, messageId: string, usage: MessageUsage): Spend | undefined {
+    const spend = messageSpend(usage);
+    if (!spend) return undefined;
+    let messages = this.byTask.get(taskId);
+    if (!messages) this.byTask.set(taskId, (messages = new Map()));
+    const before = messages.get(messageId);
+    if (before && sameSpend(before, spend)) return undefined;
+    messages.set(messageId, spend);
+    return spend;
+  }
+
+  /** What this ledger has seen of a task (this process only: the store has every process's). */
+  total(taskId: string): Spend {
+    return sumSpend(this.byTask.get(taskId)?.values() ?? []);
+  }
+
+  forget(taskId: string): void {
+    this.byTask.delete(taskId);
+  }
+}

@@ -1,0 +1,41 @@
+import type { SpendRows } from "../cost/task-spend.ts";
+import type { Spend } from "../cost/spend.ts";
+import type { SqliteDatabase, SqliteStatement } from "./sqlite-driver.ts";
+import { StatementCache } from "./statement-cache.ts";
+
+const UPSERT = `INSERT INTO task_spend (project_id, task_id, message_id, input, output, reasoning, cache_read, cache_write, cost_usd)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (project_id, task_id, message_id) DO UPDATE SET input = excluded.input, output = excluded.output,
+    reasoning = excluded.reasoning, cache_read = excluded.cache_read, cache_write = excluded.cache_write, cost_usd = excluded.cost_usd`;
+const BY_TASK = `SELECT task_id, SUM(input) AS input, SUM(output) AS output, SUM(reasoning) AS reasoning,
+    SUM(cache_read) AS cache_read, SUM(cache_write) AS cache_write, SUM(cost_usd) AS cost_usd, COUNT(*) AS requests
+  FROM task_spend WHERE project_id = ? AND task_id IN (SELECT value FROM json_each(?)) GROUP BY task_id`;
+
+/** Each task's model requests (one row per assistant message) and what they cost. */
+export class SpendRepository implements SpendRows {
+  private statements = new StatementCache();
+
+  constructor(private db: SqliteDatabase, private projectId: string) {}
+
+  put(taskId: string, messageId: string, spend: Spend): void {
+    const t = spend.tokens;
+    this.sql(UPSERT).run(this.projectId, taskId, messageId, t.input, t.output, t.reasoning, t.cacheRead, t.cacheWrite, spend.costUsd);
+  }
+
+  ofTasks(taskIds: readonly string[]): Map<string, Spend> {
+    const out = new Map<string, Spend>();
+    if (taskIds.length === 0) return out;
+    for (const r of this.sql(BY_TASK).all(this.projectId, JSON.stringify(taskIds))) {
+      out.set(String(r.task_id), {
+        tokens: { input: Number(r.input), output: Number(r.output), reasoning: Number(r.reasoning), cacheRead: Number(r.cache_read), cacheWrite: Number(r.cache_write) },
+        costUsd: Number(r.cost_usd),
+        requests: Number(r.requests),
+      });
+    }
+    return out;
+  }
+
+  private sql(text: string): SqliteStatement {
+    return this.statements.prepare(this.db, text);
+  }
+}
