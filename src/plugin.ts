@@ -10,6 +10,7 @@ import { countingHost } from "./host/counting-host.ts";
 import { CRASH_FAULT_ENV, withCrashFault } from "./host/crash-fault-host.ts";
 import { filesAboutToBeWritten } from "./host/tool-call-info.ts";
 import { Store } from "./store/store.ts";
+import { TaskSpend } from "./cost/task-spend.ts";
 import { defaultDbPath } from "./store/default-db-path.ts";
 import { startRetention } from "./store/retention.ts";
 import { projectDirectory } from "./store/project-repository.ts";
@@ -86,6 +87,7 @@ async function build(input: PluginInput, rawOptions: unknown, host: Host, onCras
     core: () => manager, onEvent: heard,
   }) : undefined;
   const coreHost: Host = workers?.host ?? host;
+  const spend = new TaskSpend(store.spend, store.tasks, onCrash);
   const manager: TaskManager<EvidenceService> = new TaskManager(coreHost, store.tasks, clock, options, {
     forks: createForkSupport(coreHost, forkLimits),
     // A worker's task files are read through its API.
@@ -93,6 +95,7 @@ async function build(input: PluginInput, rawOptions: unknown, host: Host, onCras
     placement: workers?.placement,
     // One name for this instance in every claim it takes (notifications here, and the store's other tables).
     claimer: store.holder,
+    spend,
   });
   const forkTransform = new ForkContextTransform(forkLimits);
   manager.onSettle((task) => forkTransform.forget(task.id));
@@ -119,18 +122,18 @@ async function build(input: PluginInput, rawOptions: unknown, host: Host, onCras
     { name: "the command inbox", start: () => inbox.start(), stop: () => inbox.stop() },
   ];
   return {
-    options, store, manager, forkTransform, automations,
+    options, store, manager, forkTransform, automations, spend,
     parts: new Parts(parts.filter((part): part is Part => !!part), onCrash),
   };
 }
 
 /** What OpenCode calls: the tools and the hooks, each of which logs a failure instead of throwing. */
 function hooks(plugin: Built, host: Host, onCrash: OnCrash, dispose: () => void): Hooks {
-  const { options, manager, forkTransform, automations } = plugin;
+  const { options, manager, forkTransform, automations, spend } = plugin;
   const evidence = manager.hooks;
   return {
     dispose: async () => dispose(),
-    tool: buildTools({ manager, clock: systemClock, options, onCrash, evidence, automations }),
+    tool: buildTools({ manager, clock: systemClock, options, onCrash, evidence, automations, spend }),
     config: async (config) => {
       try {
         if (automations) askForAutomationsByDefault(config as { permission?: unknown });

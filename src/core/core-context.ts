@@ -1,6 +1,7 @@
 import type { Clock } from "./clock.ts";
 import type { Host } from "../host/host.ts";
 import type { TaskStore } from "./task-store.ts";
+import type { SpendSink } from "./spend-sink.ts";
 import { errorMessage } from "./errors.ts";
 
 /** The host log as the core uses it: logging never throws, and detached work is always caught. */
@@ -39,4 +40,6 @@ export type CoreContext = {
   readonly store: TaskStore;
   readonly clock: Clock;
   readonly log: CoreLog;
+  /** Where children's model requests are counted (src/cost); none: spend is not recorded. */
+  readonly spend?: SpendSink;
 };

@@ -44,6 +44,7 @@ export class EventRouter {
       if (progress.recordTool(id, event.callID, event.tool, now)) this.saveProgress(id);
     } else progress.recordActivity(id, now);
     if (event.type === "message") answers.recordMessage(id, event.message);
+    if (event.type === "message" && event.message.usage) this.ctx.spend?.record(id, event.message.id, event.message.usage);
     if (event.type === "text") answers.recordText(id, event.messageID, event.partID, event.text);
     if (event.type === "status") progress.setRetry(id, event.status === "retry" ? event.retry : undefined);
     if (event.type === "permission") this.onPermissionAsked(id, event.title);

@@ -5,7 +5,7 @@ import { formatDuration } from "./format-duration.ts";
 export function notificationText(task: Task, resultCap: number): string {
   const duration = formatDuration((task.settledAt ?? task.createdAt) - task.createdAt);
   const header = `Background task ${task.id} "${task.description}" ${task.status} after ${duration}` +
-    (task.resumeCount > 0 ? ` (resumed ${task.resumeCount}x)` : "") + ".";
+    (task.resumeCount > 0 ? ` (resumed ${task.resumeCount}x)` : "") + (task.spent ? `, spent ${task.spent}` : "") + ".";
   const lines = [`<background-task-notification task_id="${task.id}" status="${task.status}">`, header];
   if (task.status === "completed") lines.push("Result:", capped(task.result ?? "", resultCap, task.id));
   if (task.status === "error") lines.push(`Error: ${task.error ?? "unknown error"}`);

@@ -1,5 +1,6 @@
 import { isSettled, RUNNING_STATUSES, transition, UNSETTLED_STATUSES, type Task, type TaskStatus } from "./task.ts";
 import type { TaskSummary } from "./task-summary.ts";
+import type { HostMessage } from "../host/host.ts";
 import { TaskError, errorMessage } from "./errors.ts";
 import { judgeCompletion, type CompletionVerdict } from "./completion-check.ts";
 import { ProgressTracker } from "./progress-tracker.ts";
@@ -62,6 +63,7 @@ export class TaskLifecycle {
       transition(task, to, now);
       Object.assign(task, fields, { progress: this.progress.get(taskId) ?? task.progress });
       this.callHook("settling", () => this.hooks.settling?.(task));
+      task.spent = this.ctx.spend?.line(taskId);
       this.ctx.store.save(task);
       this.ctx.store.appendEvent({ taskId, at: now, kind: `status:${to}`, detail: fields.error });
       if (notify && task.notify !== false) {
@@ -76,6 +78,7 @@ export class TaskLifecycle {
     if (!settled) return false;
     this.progress.release(taskId);
     this.answers.release(taskId);
+    this.ctx.spend?.forget(taskId);
     this.clearWaiting(settled.parentSessionID);
     this.events.emitSettled(settled);
     if (to !== "completed") this.detach(`Could not abort the background tasks of ${taskId}`, this.abortEach(this.cancelDescendants(taskId)));
@@ -144,7 +147,7 @@ export class TaskLifecycle {
       const task = this.ctx.store.get(taskId);
       if (!task || !RUNNING_STATUSES.includes(task.status)) return;
       let verdict: CompletionVerdict = fromEvents ? judgeCompletion(task, this.answers.recent(taskId)) : { kind: "pending" };
-      if (verdict.kind === "pending") verdict = judgeCompletion(task, await this.ctx.host.recentMessages(taskId, RECENT_MESSAGES));
+      if (verdict.kind === "pending") verdict = judgeCompletion(task, await this.recentCounted(taskId));
       if (verdict.kind === "completed" && this.waitsForOwnTasks(task)) return;
       if (verdict.kind === "completed") await this.endRun(task, verdict.result);
       if (verdict.kind === "error") this.settle(taskId, "error", { error: verdict.error });
@@ -153,6 +156,13 @@ export class TaskLifecycle {
     } finally {
       this.checking.delete(taskId);
     }
+  }
+
+  /** The child's latest messages, their spend counted too: the poll is the fallback for events that were missed. */
+  private async recentCounted(taskId: string): Promise<HostMessage[]> {
+    const messages = await this.ctx.host.recentMessages(taskId, RECENT_MESSAGES);
+    for (const m of messages) if (m.usage) this.ctx.spend?.record(taskId, m.id, m.usage);
+    return messages;
   }
 
   /**

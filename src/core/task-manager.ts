@@ -2,6 +2,7 @@ import type { Clock } from "./clock.ts";
 import { taskTree } from "./nested-tasks.ts";
 import type { Host, HostEvent } from "../host/host.ts";
 import type { Placement } from "./placement.ts";
+import type { SpendSink } from "./spend-sink.ts";
 import type { TaskStore } from "./task-store.ts";
 import { isSettled, UNSETTLED_STATUSES, type ModelRef, type Task, type TaskStatus } from "./task.ts";
 import type { TaskSummary } from "./task-summary.ts";
@@ -51,6 +52,8 @@ export type ManagerParts<Hooks extends TaskHooks = TaskHooks> = {
   hooks?: (tasks: RunningTasks) => Hooks;
   /** Other OpenCode servers (workers) that may run children; `host` must then route by session. */
   placement?: Placement;
+  /** Counts what children's model requests cost (src/cost/task-spend.ts); none: spend is not recorded. */
+  spend?: SpendSink;
   /** This plugin instance's name in outbox claims (core/claims.ts newClaimer); a fresh one by default. */
   claimer?: string;
 };
@@ -80,9 +83,9 @@ export class TaskManager<Hooks extends TaskHooks = TaskHooks> {
    * settles subscribe to `life.events`, and the hooks are built here (nothing is set after
    * construction). Never throws: a store that fails now is logged, and `start` and the poll retry.
    */
-  constructor(host: Host, store: TaskStore, clock: Clock, private config: ManagerConfig, { forks, hooks, placement, claimer }: ManagerParts<Hooks> = {}) {
+  constructor(host: Host, store: TaskStore, clock: Clock, private config: ManagerConfig, { forks, hooks, placement, claimer, spend }: ManagerParts<Hooks> = {}) {
     this.health = new StoreHealth(clock);
-    const ctx: CoreContext = { host, store: this.health.watch(store), clock, log: new CoreLog(host) };
+    const ctx: CoreContext = { host, store: this.health.watch(store), clock, log: new CoreLog(host), spend };
     this.ctx = ctx;
     this.notifier = new ParentNotifier({ host, store: ctx.store, clock, resultCap: config.resultCapChars, onError: (m, e) => ctx.log.error(m, e), claimer });
     this.waiters = new SettleWaiters(clock);

@@ -58,6 +58,8 @@ export type Task = {
    * Not a tasks column: the evidence store keeps what it is made from.
    */
   evidence?: string;
+  /** Set while settling: the spend of the task and its descendants as shown (`$0.081 · 15.0k tok`). Not a tasks column. */
+  spent?: string;
   clearedAt?: number;
   /** The worker (another OpenCode server) the child runs on; absent: this OpenCode. */
   worker?: string;

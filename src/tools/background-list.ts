@@ -1,11 +1,13 @@
 import type { TaskManager } from "../core/task-manager.ts";
 import type { Clock } from "../core/clock.ts";
+import type { TaskSummary } from "../core/task-summary.ts";
 import { defineTool } from "./tool-kit.ts";
 import { listLine } from "./task-view.ts";
+import type { SpendLines } from "../cost/task-spend.ts";
 
-type Deps = { manager: TaskManager; clock: Clock; onCrash: (message: string, error: unknown) => void };
+type Deps = { manager: TaskManager; clock: Clock; onCrash: (message: string, error: unknown) => void; spend?: SpendLines };
 
-export function backgroundListTool({ manager, clock, onCrash }: Deps) {
+export function backgroundListTool({ manager, clock, onCrash, spend }: Deps) {
   return defineTool({
     name: "background_list",
     description: "This session's background tasks with status and progress.",
@@ -20,11 +22,15 @@ export function backgroundListTool({ manager, clock, onCrash }: Deps) {
       if (tasks.length === 0) return warning + (args.status ? `No background tasks found with status ${args.status}.` : "No background tasks found.");
       const now = clock.now();
       // Tasks the children launched themselves stand under their task: `  └ ses_… grandchild running`.
+      // COST: the task's spend with everything it launched; nothing before its first model request.
+      const line = (task: TaskSummary) => listLine(task, now) + costCell(spend?.line(task.id));
       const lines = tasks.flatMap((task) => [
-        listLine(task, now),
-        ...manager.tasksBelow(task.id).map(({ task: below, depth }) => `${"  ".repeat(depth)}└ ${listLine(below, now)}`),
+        line(task),
+        ...manager.tasksBelow(task.id).map(({ task: below, depth }) => `${"  ".repeat(depth)}└ ${line(below)}`),
       ]);
       return warning + lines.join("\n");
     },
   });
 }
+
+const costCell = (spent: string | undefined) => (spent ? `  cost ${spent}` : "");

@@ -5,6 +5,7 @@ import { TaskError } from "../core/errors.ts";
 import { defineTool } from "./tool-kit.ts";
 import { outputBlock } from "./task-view.ts";
 import type { EvidenceService } from "../evidence/evidence-service.ts";
+import type { SpendLines } from "../cost/task-spend.ts";
 
 type Deps = {
   manager: TaskManager;
@@ -13,9 +14,10 @@ type Deps = {
   maxTimeoutSeconds: number;
   onCrash: (message: string, error: unknown) => void;
   evidence?: EvidenceService;
+  spend?: SpendLines;
 };
 
-export function backgroundOutputTool({ manager, clock, defaultTimeoutSeconds, maxTimeoutSeconds, onCrash, evidence }: Deps) {
+export function backgroundOutputTool({ manager, clock, defaultTimeoutSeconds, maxTimeoutSeconds, onCrash, evidence, spend }: Deps) {
   return defineTool({
     name: "background_output",
     description: `Status, progress and result of a task or batch; block: true waits for its end (timeout seconds, default ${defaultTimeoutSeconds}, max ${maxTimeoutSeconds}).`,
@@ -41,7 +43,7 @@ export function backgroundOutputTool({ manager, clock, defaultTimeoutSeconds, ma
         if (!stored) return `Task ${stale.id} no longer exists.`;
         const fresh = manager.withLiveProgress(stored);
         if (isSettled(fresh.status)) manager.markRetrieved(fresh);
-        const extra = evidence && { evidence: evidence.describe(fresh, Boolean(args.evidence)) };
+        const extra = { evidence: evidence?.describe(fresh, Boolean(args.evidence)), spent: spend?.line(fresh.id) };
         return outputBlock(fresh, clock.now(), extra);
       });
       const heading = found.batchId ? `Batch ${found.batchId} (${found.tasks.length} tasks)\n\n` : "";

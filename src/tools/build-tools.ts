@@ -11,6 +11,7 @@ import type { EvidenceService } from "../evidence/evidence-service.ts";
 import type { Automations } from "../automations/automation-layer.ts";
 import type { AutomationAccess } from "../automations/automation-access.ts";
 import { errorMessage } from "../core/errors.ts";
+import type { SpendLines } from "../cost/task-spend.ts";
 import { taskCreateTool } from "./task-create.ts";
 import { taskProposeTool } from "./task-propose.ts";
 import { taskReadTool } from "./task-read.ts";
@@ -26,22 +27,22 @@ export const AUTOMATION_TOOL_NAMES = [
   "task_create", "task_propose", "task_read", "task_list", "task_update", "task_delete", "task_run", "task_trigger_add", "task_trigger_remove",
 ] as const;
 
-type Ready = { manager: TaskManager; clock: Clock; options: Options; onCrash: (m: string, e: unknown) => void; evidence?: EvidenceService; automations?: AutomationAccess };
+type Ready = { manager: TaskManager; clock: Clock; options: Options; onCrash: (m: string, e: unknown) => void; evidence?: EvidenceService; automations?: AutomationAccess; spend?: SpendLines };
 type Unavailable = { unavailable: string };
 
 /** The plugin's tools; when the plugin cannot work, each tool answers why instead. */
 export function buildTools(deps: Ready | Unavailable): Record<string, ToolDefinition> {
   if ("unavailable" in deps) return unavailableTools(deps.unavailable);
-  const { manager, clock, options, onCrash, evidence, automations } = deps;
+  const { manager, clock, options, onCrash, evidence, automations, spend } = deps;
   return {
     ...(automations ? lazyAutomationTools(automations, onCrash, hasWorkers(options)) : {}),
     background_task: backgroundTaskTool({ manager, onCrash, hasWorkers: hasWorkers(options) }),
     background_output: backgroundOutputTool({
-      manager, clock, onCrash, evidence,
+      manager, clock, onCrash, evidence, spend,
       defaultTimeoutSeconds: options.defaultBlockTimeoutSeconds,
       maxTimeoutSeconds: options.maxBlockTimeoutSeconds,
     }),
-    background_list: backgroundListTool({ manager, clock, onCrash }),
+    background_list: backgroundListTool({ manager, clock, onCrash, spend }),
     background_cancel: backgroundCancelTool({ manager, onCrash, automations }),
     background_clear: backgroundClearTool({ manager, onCrash }),
   };

@@ -27,12 +27,13 @@ export function listLine(task: TaskSummary, now: number): string {
 }
 
 /** background_output's answer for one task; `evidence` is the evidence block. */
-export function outputBlock(task: Task, now: number, extra: { evidence?: string } = {}): string {
+export function outputBlock(task: Task, now: number, extra: { evidence?: string; spent?: string } = {}): string {
   const lines = [
     `Task ${task.id}${marks(task)}: ${task.description}`,
     `Status: ${task.status} (${elapsed(task, now)}, agent ${task.agent}, batch ${task.batchId}, runs ${task.worker ? `on worker ${task.worker}` : "here"})`,
     `Progress: ${progressLine(task, now)}`,
   ];
+  if (extra.spent) lines.push(`Spent: ${extra.spent} (with the tasks it launched)`);
   if (task.status === "completed") lines.push("Result:", task.result ?? "");
   if (task.status === "error") lines.push(`Error: ${task.error ?? "unknown error"}`);
   if (task.status === "cancelled") lines.push(task.error ? `Cancelled: ${task.error}` : "Cancelled.");
