@@ -4,7 +4,7 @@ import type { ProjectTask, TaskReader } from "../store/task-reader.ts";
 import { CliError } from "./cli-error.ts";
 import type { CliIo } from "./cli-io.ts";
 import type { CliArgs } from "./parse-cli-args.ts";
-import { formatElapsed, formatTime } from "./format-time.ts";
+import { formatElapsed, formatTime } from "../core/format-time.ts";
 import { evidenceDetails } from "../evidence/evidence-summary.ts";
 import { workerText } from "./workers-command.ts";
 

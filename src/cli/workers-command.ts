@@ -2,7 +2,7 @@ import type { ProjectWorker, TaskReader } from "../store/task-reader.ts";
 import type { CliArgs } from "./parse-cli-args.ts";
 import type { CliIo } from "./cli-io.ts";
 import { formatTable, type Column } from "./format-table.ts";
-import { formatTime } from "./format-time.ts";
+import { formatTime } from "../core/format-time.ts";
 
 const COLUMNS: Column<ProjectWorker>[] = [
   { header: "NAME", value: (w) => w.name },

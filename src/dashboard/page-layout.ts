@@ -1,4 +1,4 @@
-import { formatTime } from "../cli/format-time.ts";
+import { formatTime } from "../core/format-time.ts";
 import { formatDuration } from "../core/format-duration.ts";
 import { html, type SafeHtml } from "./html.ts";
 import type { ProjectRef } from "../store/task-reader.ts";
