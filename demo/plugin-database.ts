@@ -5,10 +5,11 @@
  */
 import { join } from "node:path";
 import { defaultDbPath } from "../src/store/default-db-path.ts";
-import { TaskReader, type ProjectTask } from "../src/store/task-reader.ts";
+import { ReadModel } from "../src/store/reads/read-model.ts";
+import type { ProjectTask } from "../src/store/reads/task-reads.ts";
 
 export class PluginDatabase {
-  private reader?: TaskReader;
+  private reader?: ReadModel;
 
   constructor(private readonly path: string) {}
 
@@ -18,7 +19,7 @@ export class PluginDatabase {
   }
 
   tasksOf(parentSessionID: string): ProjectTask[] {
-    return this.open().tasks({ parentSessionID, includeCleared: true });
+    return this.open().tasks.list({ parentSessionID, includeCleared: true });
   }
 
   /**
@@ -31,7 +32,7 @@ export class PluginDatabase {
 
   /** How each notification about a task went out so far, oldest first. */
   notifiedDetails(taskId: string): string[] {
-    return this.open().allEvents()
+    return this.open().tasks.allEvents()
       .filter((e) => e.taskId === taskId && e.kind === "notified")
       .map((e) => e.detail ?? "");
   }
@@ -41,7 +42,7 @@ export class PluginDatabase {
     this.reader = undefined;
   }
 
-  private open(): TaskReader {
-    return (this.reader ??= TaskReader.open(this.path));
+  private open(): ReadModel {
+    return (this.reader ??= ReadModel.open(this.path));
   }
 }

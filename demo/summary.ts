@@ -1,6 +1,6 @@
 /** The closing table: one row per task, from the plugin's own database. */
 import { formatTable } from "../src/cli/format-table.ts";
-import type { ProjectTask } from "../src/store/task-reader.ts";
+import type { ProjectTask } from "../src/store/reads/task-reads.ts";
 import type { PluginDatabase } from "./plugin-database.ts";
 import { bold } from "./timeline.ts";
 

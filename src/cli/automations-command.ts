@@ -1,4 +1,5 @@
-import type { ProjectAutomation, TaskReader } from "../store/task-reader.ts";
+import type { ProjectAutomation } from "../store/reads/automation-reads.ts";
+import type { ReadModel } from "../store/reads/read-model.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
 import { firedByText, firstLine, isoTime, nextRunText, stateText } from "../automations/automation-text.ts";
 import type { Run, Trigger } from "../automations/automation.ts";
@@ -19,22 +20,22 @@ const COLUMNS: Column<ProjectAutomation>[] = [
 ];
 
 /** `automations`: every automation with its state (paused and why), triggers and next run. */
-export function automationsCommand(reader: TaskReader, args: CliArgs, io: CliIo): void {
-  const all = reader.automations(args.project);
+export function automationsCommand(reader: ReadModel, args: CliArgs, io: CliIo): void {
+  const all = reader.automations.list(args.project);
   if (args.json) return io.stdout(JSON.stringify(all, null, 2) + "\n");
   if (all.length === 0) return io.stdout("No automations.\n");
   io.stdout(formatTable(all, COLUMNS));
 }
 
 /** `runs <automation>`: its history, newest first. */
-export function runsCommand(reader: TaskReader, args: CliArgs, io: CliIo): void {
+export function runsCommand(reader: ReadModel, args: CliArgs, io: CliIo): void {
   const wanted = args.operands[0]!;
-  const matches = reader.automations(args.project).filter((a) => a.id === wanted || a.id.startsWith(wanted));
+  const matches = reader.automations.list(args.project).filter((a) => a.id === wanted || a.id.startsWith(wanted));
   if (matches.length !== 1) {
     throw new CliError(matches.length ? `'${wanted}' matches ${matches.length} automations; give more of the id.` : `No automation has an id starting with '${wanted}'. Run \`opencode-errands automations\` to see them.`, 1);
   }
   const a = matches[0]!;
-  const runs = reader.runs(a.projectId, a.id, { limit: 200 });
+  const runs = reader.automations.runs(a.projectId, a.id, { limit: 200 });
   if (args.json) return io.stdout(JSON.stringify({ automation: a, runs }, null, 2) + "\n");
   const columns = runColumns(a.triggers);
   // Exit codes per step; their output tails are in --json.

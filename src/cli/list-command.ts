@@ -1,4 +1,5 @@
-import type { ProjectTask, TaskReader } from "../store/task-reader.ts";
+import type { ReadModel } from "../store/reads/read-model.ts";
+import type { ProjectTask } from "../store/reads/task-reads.ts";
 import type { CliArgs } from "./parse-cli-args.ts";
 import type { CliIo } from "./cli-io.ts";
 import { formatTable, type Column } from "./format-table.ts";
@@ -14,8 +15,8 @@ const COLUMNS: Column<ProjectTask>[] = [
   { header: "DESCRIPTION", value: (t) => t.description, maxWidth: 60 },
 ];
 
-export function listCommand(reader: TaskReader, args: CliArgs, io: CliIo): void {
-  const tasks = reader.tasks({
+export function listCommand(reader: ReadModel, args: CliArgs, io: CliIo): void {
+  const tasks = reader.tasks.list({
     projectId: args.project,
     parentSessionID: args.parent,
     statuses: args.statuses,

@@ -1,7 +1,7 @@
 import { isoTime } from "../automations/automation-text.ts";
 import { definitionRows, escapeInvisible } from "../proposals/proposal-definition.ts";
 import { PROPOSAL_EXPIRY_MS } from "../proposals/proposal-rules.ts";
-import type { ProjectAutomation } from "../store/task-reader.ts";
+import type { ProjectAutomation } from "../store/reads/automation-reads.ts";
 
 const LABEL_WIDTH = 16;
 /** A run of spaces this long inside a command gets a note: it can push the rest out of sight. */

@@ -2,7 +2,8 @@ import type { CommandRepository } from "../store/command-repository.ts";
 import type { InboxCommand } from "../inbox/inbox-command.ts";
 import { PROPOSAL_EXPIRY_MS } from "../proposals/proposal-rules.ts";
 import { SharedStore } from "../store/shared-store.ts";
-import type { ProjectAutomation, TaskReader } from "../store/task-reader.ts";
+import type { ProjectAutomation } from "../store/reads/automation-reads.ts";
+import type { ReadModel } from "../store/reads/read-model.ts";
 import { CliError } from "./cli-error.ts";
 import { sleep, type CliIo } from "./cli-io.ts";
 import { proposalText } from "./proposal-text.ts";
@@ -23,7 +24,7 @@ type Decision = "approve" | "reject";
  * it refuses), and names the version it printed: the plugin refuses it if the proposal changed.
  * Returns a promise only for a decision (the reader is closed by then).
  */
-export function proposalsCommand(reader: TaskReader, dbPath: string, args: CliArgs, io: CliIo): Promise<number> | undefined {
+export function proposalsCommand(reader: ReadModel, dbPath: string, args: CliArgs, io: CliIo): Promise<number> | undefined {
   const [action, wanted] = args.operands;
   if (action === undefined) return void listProposals(reader, args, io);
   const proposal = findProposal(reader, wanted!, args.project);
@@ -32,8 +33,8 @@ export function proposalsCommand(reader: TaskReader, dbPath: string, args: CliAr
   return approve(dbPath, proposal, directory, args, io);
 }
 
-function listProposals(reader: TaskReader, args: CliArgs, io: CliIo): void {
-  const proposals = reader.automations(args.project).filter((a) => a.proposal !== undefined);
+function listProposals(reader: ReadModel, args: CliArgs, io: CliIo): void {
+  const proposals = reader.automations.list(args.project).filter((a) => a.proposal !== undefined);
   if (args.json) {
     return io.stdout(JSON.stringify(proposals.map((a) => ({ ...a, version: proposalVersion(a, a.triggers), expiresAt: expiresAt(a) })), null, 2) + "\n");
   }
@@ -70,8 +71,8 @@ function expiresAt(a: ProjectAutomation): number {
 }
 
 /** The one proposal whose id is `wanted` or starts with it; nothing is written otherwise. */
-function findProposal(reader: TaskReader, wanted: string, project: string | undefined): ProjectAutomation {
-  const matches = reader.automations(project).filter((a) => a.id === wanted || a.id.startsWith(wanted));
+function findProposal(reader: ReadModel, wanted: string, project: string | undefined): ProjectAutomation {
+  const matches = reader.automations.list(project).filter((a) => a.id === wanted || a.id.startsWith(wanted));
   const exact = matches.filter((a) => a.id === wanted);
   const found = exact.length ? exact : matches;
   if (found.length > 1) throw new CliError(`'${wanted}' matches ${found.length} automations; give more of the id.`, 1);

@@ -1,6 +1,7 @@
 import type { TaskEvent } from "../core/task-store.ts";
 import type { ModelRef } from "../core/task.ts";
-import type { ProjectTask, TaskReader } from "../store/task-reader.ts";
+import type { ReadModel } from "../store/reads/read-model.ts";
+import type { ProjectTask } from "../store/reads/task-reads.ts";
 import { CliError } from "./cli-error.ts";
 import type { CliIo } from "./cli-io.ts";
 import type { CliArgs } from "./parse-cli-args.ts";
@@ -8,18 +9,18 @@ import { formatElapsed, formatTime } from "../core/format-time.ts";
 import { evidenceDetails } from "../evidence/evidence-summary.ts";
 import { workerText } from "./workers-command.ts";
 
-export function showCommand(reader: TaskReader, args: CliArgs, io: CliIo): void {
+export function showCommand(reader: ReadModel, args: CliArgs, io: CliIo): void {
   const task = findOne(reader, args.operands[0]!);
-  const events = reader.events(task.projectId, task.id);
-  const evidence = reader.evidence(task);
+  const events = reader.tasks.events(task.projectId, task.id);
+  const evidence = reader.tasks.evidence(task);
   if (args.json) return io.stdout(JSON.stringify({ ...task, events, evidence }, null, 2) + "\n");
   const evidenceText = evidence.map(evidenceDetails).join("\n") + "\n";
-  const where = task.worker === undefined ? "local" : workerText(task.worker, reader.workers(task.projectId).find((w) => w.name === task.worker));
+  const where = task.worker === undefined ? "local" : workerText(task.worker, reader.workers.list(task.projectId).find((w) => w.name === task.worker));
   io.stdout([details(task, where), text("Prompt", task.prompt), outcome(task), evidenceText, timeline(task, events)].join("\n"));
 }
 
-function findOne(reader: TaskReader, prefix: string): ProjectTask {
-  const matches = reader.findByIdPrefix(prefix);
+function findOne(reader: ReadModel, prefix: string): ProjectTask {
+  const matches = reader.tasks.findByIdPrefix(prefix);
   if (matches.length === 1) return matches[0]!;
   if (matches.length === 0) {
     throw new CliError(`No task has an id starting with '${prefix}'. Run \`opencode-errands list --all\` to see the ids.`, 1);

@@ -1,5 +1,6 @@
 import { SharedStore } from "../store/shared-store.ts";
-import type { ProjectWebhook, TaskReader } from "../store/task-reader.ts";
+import type { ProjectWebhook } from "../store/reads/automation-reads.ts";
+import type { ReadModel } from "../store/reads/read-model.ts";
 import type { CliArgs } from "./parse-cli-args.ts";
 import { CliError } from "./cli-error.ts";
 import type { CliIo } from "./cli-io.ts";
@@ -12,9 +13,9 @@ const MAX_SECRET = 4096;
  * `webhooks [--show-secret]`: every webhook trigger with its URL; the secrets only when asked.
  * `webhooks set-secret <name>`: the user's own secret for a hook (returns the promise of its exit code).
  */
-export function webhooksCommand(reader: TaskReader, dbPath: string, args: CliArgs, io: CliIo): Promise<number> | undefined {
+export function webhooksCommand(reader: ReadModel, dbPath: string, args: CliArgs, io: CliIo): Promise<number> | undefined {
   if (args.operands[0] === "set-secret") return setSecret(reader, dbPath, args.operands[1]!, io);
-  const hooks = reader.webhooks(args.project).map((h) => (args.showSecret ? h : { ...h, secret: "(hidden: --show-secret)" }));
+  const hooks = reader.automations.webhooks(args.project).map((h) => (args.showSecret ? h : { ...h, secret: "(hidden: --show-secret)" }));
   if (args.json) return void io.stdout(JSON.stringify(hooks, null, 2) + "\n");
   if (hooks.length === 0) return void io.stdout("No webhooks. A trigger { \"webhook\": \"<name>\" } on an automation makes one.\n");
   const columns: Column<ProjectWebhook>[] = [
@@ -32,12 +33,12 @@ export function webhooksCommand(reader: TaskReader, dbPath: string, args: CliArg
  * pipe or a file) less its final newline. Never from argv: the command line lands in the shell's
  * history and, while it runs, in every local user's `ps`.
  */
-async function setSecret(reader: TaskReader, dbPath: string, name: string, io: CliIo): Promise<number> {
+async function setSecret(reader: ReadModel, dbPath: string, name: string, io: CliIo): Promise<number> {
   // OpenCode's bash tool sets AGENT=1 and OPENCODE=1: the model would know the secret it pipes in.
   if (io.env.AGENT === "1" || io.env.OPENCODE === "1") {
     throw new CliError(`Not set: this runs inside an OpenCode tool call (AGENT or OPENCODE is set), and a webhook's secret must not pass through the model. Run \`opencode-errands webhooks set-secret ${name}\` in your own terminal. Nothing was changed.`, 1);
   }
-  if (!reader.webhooks().some((h) => h.name === name)) {
+  if (!reader.automations.webhooks().some((h) => h.name === name)) {
     throw new CliError(`No webhook named "${name}". \`opencode-errands webhooks\` lists them. Nothing was changed.`, 1);
   }
   const secret = await readNewSecret(name, io);

@@ -1,4 +1,5 @@
-import type { ProjectWorker, TaskReader } from "../store/task-reader.ts";
+import type { ReadModel } from "../store/reads/read-model.ts";
+import type { ProjectWorker } from "../store/reads/worker-reads.ts";
 import type { CliArgs } from "./parse-cli-args.ts";
 import type { CliIo } from "./cli-io.ts";
 import { formatTable, type Column } from "./format-table.ts";
@@ -16,8 +17,8 @@ const COLUMNS: Column<ProjectWorker>[] = [
 ];
 
 /** `workers`: each worker (another OpenCode server) as its project's OpenCode last saw it, with the tasks it runs. */
-export function workersCommand(reader: TaskReader, args: CliArgs, io: CliIo): void {
-  const workers = reader.workers(args.project);
+export function workersCommand(reader: ReadModel, args: CliArgs, io: CliIo): void {
+  const workers = reader.workers.list(args.project);
   if (args.json) return io.stdout(JSON.stringify(workers, null, 2) + "\n");
   if (workers.length === 0) return io.stdout(`No workers configured. (They are listed once OpenCode has run the plugin with the option "workers".)\n`);
   io.stdout(formatTable(workers, COLUMNS));

@@ -5,7 +5,8 @@ import { stepLine } from "../automations/step-text.ts";
 import { describeTrigger, nextOccurrence } from "../automations/trigger-spec.ts";
 import type { InboxCommand } from "../inbox/inbox-command.ts";
 import { commandButton, commandList } from "./controls.ts";
-import type { ProjectAutomation, ProjectRef, RunFilter, RunWithTask, TaskReader } from "../store/task-reader.ts";
+import type { ProjectAutomation, RunFilter, RunWithTask } from "../store/reads/automation-reads.ts";
+import type { ProjectRef, ReadModel } from "../store/reads/read-model.ts";
 import { durationChart } from "./duration-chart.ts";
 import { automationState } from "./home-page.ts";
 import { runWhere } from "./worker-view.ts";
@@ -29,14 +30,14 @@ export type AutomationData = {
   waiting: Map<string, number>;
 };
 
-export function readAutomation(reader: TaskReader, project: string, params: URLSearchParams): AutomationData | undefined {
-  const automation = reader.automation(project, params.get("id") ?? "");
+export function readAutomation(reader: ReadModel, project: string, params: URLSearchParams): AutomationData | undefined {
+  const automation = reader.automations.get(project, params.get("id") ?? "");
   if (!automation) return undefined;
   const filter = { status: params.get("status") ?? "", trigger: params.get("trigger") ?? "", from: params.get("from") ?? "", to: params.get("to") ?? "" };
   const query: RunFilter = { status: filter.status || undefined, trigger: filter.trigger || undefined, from: day(filter.from), to: plusDay(day(filter.to)) };
   const commands = reader.commands(project, 20).filter((c) => c.targetId === automation.id);
-  const waiting = new Map(reader.webhooks(project).filter((w) => w.automationId === automation.id).map((w) => [w.triggerId, w.waiting]));
-  return { automation, runs: reader.runs(project, automation.id, query), chartRuns: reader.runs(project, automation.id, { limit: 60 }), filter, commands: commands.slice(0, 5), waiting };
+  const waiting = new Map(reader.automations.webhooks(project).filter((w) => w.automationId === automation.id).map((w) => [w.triggerId, w.waiting]));
+  return { automation, runs: reader.automations.runs(project, automation.id, query), chartRuns: reader.automations.runs(project, automation.id, { limit: 60 }), filter, commands: commands.slice(0, 5), waiting };
 }
 
 export function automationPage(data: AutomationData, frame: { projects: ProjectRef[]; project?: string; path: string }, now: number): SafeHtml {

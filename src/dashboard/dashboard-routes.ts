@@ -1,4 +1,5 @@
-import type { ProjectRef, ProjectTask, TaskReader } from "../store/task-reader.ts";
+import type { ProjectRef, ReadModel } from "../store/reads/read-model.ts";
+import type { ProjectTask } from "../store/reads/task-reads.ts";
 import { html } from "./html.ts";
 import { homePage, readHome } from "./home-page.ts";
 import { layout } from "./page-layout.ts";
@@ -11,17 +12,17 @@ const TIMELINE_LIMIT = 500;
 export type PageResult = { status: number; body: string };
 
 /** GET pages: home, one task, one automation. */
-export function routePage(reader: TaskReader, url: URL, now: number): PageResult {
+export function routePage(reader: ReadModel, url: URL, now: number): PageResult {
   const project = url.searchParams.get("project") || undefined;
   const frame = { projects: reader.projects(), project, path: url.pathname + url.search };
   if (url.pathname === "/") return ok(homePage(readHome(reader, project, now), frame, now).value);
   if (url.pathname === "/task") {
-    const task = project && reader.task(project, url.searchParams.get("id") ?? "");
+    const task = project && reader.tasks.get(project, url.searchParams.get("id") ?? "");
     if (!task) return notFound(frame, "No such task in this database (it may have been removed by retention).");
-    const worker = task.worker === undefined ? undefined : reader.workers(task.projectId).find((w) => w.name === task.worker);
+    const worker = task.worker === undefined ? undefined : reader.workers.list(task.projectId).find((w) => w.name === task.worker);
     const data = {
-      task, events: reader.events(task.projectId, task.id, TIMELINE_LIMIT), evidence: reader.evidence(task), commands: reader.commands(task.projectId, 20), worker,
-      launchedBy: reader.task(task.projectId, task.parentSessionID), below: tasksBelow(reader, task),
+      task, events: reader.tasks.events(task.projectId, task.id, TIMELINE_LIMIT), evidence: reader.tasks.evidence(task), commands: reader.commands(task.projectId, 20), worker,
+      launchedBy: reader.tasks.get(task.projectId, task.parentSessionID), below: tasksBelow(reader, task),
     };
     return ok(taskPage(data, frame, now).value);
   }
@@ -42,8 +43,8 @@ function notFound(frame: { projects: ProjectRef[]; project?: string; path: strin
 }
 
 /** The tasks a task's child launched, and theirs, in tree order (a task page shows the tree). */
-function tasksBelow(reader: TaskReader, task: ProjectTask, depth = 1, seen = new Set([task.id])): { task: ProjectTask; depth: number }[] {
-  return reader.tasks({ projectId: task.projectId, parentSessionID: task.id, includeCleared: true }).flatMap((child) => {
+function tasksBelow(reader: ReadModel, task: ProjectTask, depth = 1, seen = new Set([task.id])): { task: ProjectTask; depth: number }[] {
+  return reader.tasks.list({ projectId: task.projectId, parentSessionID: task.id, includeCleared: true }).flatMap((child) => {
     if (seen.has(child.id)) return [];
     seen.add(child.id);
     return [{ task: child, depth }, ...tasksBelow(reader, child, depth + 1, seen)];

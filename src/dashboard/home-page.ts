@@ -1,7 +1,10 @@
 import { DAY_MS } from "../core/clock.ts";
 import type { InboxCommand } from "../inbox/inbox-command.ts";
 import { commandButton, commandList } from "./controls.ts";
-import type { ProjectAutomation, ProjectRef, ProjectRun, ProjectTask, ProjectWorker, TaskReader } from "../store/task-reader.ts";
+import type { ProjectAutomation, ProjectRun } from "../store/reads/automation-reads.ts";
+import type { ProjectRef, ReadModel } from "../store/reads/read-model.ts";
+import type { ProjectTask } from "../store/reads/task-reads.ts";
+import type { ProjectWorker } from "../store/reads/worker-reads.ts";
 import { html, type SafeHtml } from "./html.ts";
 import { automationHref, duration, elapsed, layout, preview, status, taskHref, time } from "./page-layout.ts";
 import { proposalList, proposalsOf } from "./proposal-view.ts";
@@ -23,11 +26,11 @@ export type HomeData = {
   workers: ProjectWorker[];
 };
 
-export function readHome(reader: TaskReader, project: string | undefined, now: number): HomeData {
-  const automations = reader.automations(project);
-  const workers = reader.workers(project);
-  const active = reader.activeTasks(project);
-  const permissions = reader.permissionWaits(active);
+export function readHome(reader: ReadModel, project: string | undefined, now: number): HomeData {
+  const automations = reader.automations.list(project);
+  const workers = reader.workers.list(project);
+  const active = reader.tasks.active(project);
+  const permissions = reader.tasks.permissionWaits(active);
   const waiting = active.filter((t) => permissions.has(t.id)).map((t) => ({
     kind: "permission", text: `${t.description} is waiting for permission: ${permissions.get(t.id)!.title} (answer it in OpenCode)`,
     href: taskHref(t.projectId, t.id), at: permissions.get(t.id)!.at,
@@ -35,20 +38,20 @@ export function readHome(reader: TaskReader, project: string | undefined, now: n
   return {
     active,
     permissions,
-    recent: reader.recentTasks(project),
+    recent: reader.tasks.recent(project),
     attention: [...workerAttention(workers), ...waiting, ...attention(reader, automations, project, now - DAY_MS)],
     proposals: proposalsOf(automations),
     automations,
-    runs: reader.recentRuns(project),
+    runs: reader.automations.recentRuns(project),
     commands: reader.commands(project, 10),
     workers,
   };
 }
 
 /** Failed runs of the last day, paused automations with the reason, channel deliveries given up, evidence flags, report-to sessions gone. */
-function attention(reader: TaskReader, automations: ProjectAutomation[], project: string | undefined, since: number): AttentionItem[] {
+function attention(reader: ReadModel, automations: ProjectAutomation[], project: string | undefined, since: number): AttentionItem[] {
   const items: AttentionItem[] = [];
-  for (const t of reader.failedSince(since, project)) {
+  for (const t of reader.tasks.failedSince(since, project)) {
     items.push({ kind: "failed", text: `${t.description}: ${preview(t.error, 160)}`, href: taskHref(t.projectId, t.id), at: t.settledAt });
   }
   for (const a of automations) {
@@ -56,11 +59,11 @@ function attention(reader: TaskReader, automations: ProjectAutomation[], project
     if (!a.enabled && a.pausedReason) items.push({ kind: "paused", text: `${a.title}: ${a.pausedReason}`, href, at: a.updatedAt });
     if (a.reportToGoneAt !== undefined) items.push({ kind: "report-to gone", text: `${a.title}: the session it reports to (${a.reportTo}) was deleted`, href, at: a.reportToGoneAt });
   }
-  for (const f of reader.channelFailures(since, project)) {
+  for (const f of reader.automations.channelFailures(since, project)) {
     const text = `${f.title ?? f.automationId} run #${f.runNo ?? "?"}: not delivered to ${f.channel} (${f.host}) after ${f.attempts} attempts: ${f.lastError ?? "unknown"}`;
     items.push({ kind: "channel", text, href: automationHref(f.projectId, f.automationId), at: f.endedAt });
   }
-  for (const flag of reader.evidenceFlags(since, project)) {
+  for (const flag of reader.tasks.evidenceFlags(since, project)) {
     items.push({ kind: "evidence", text: `${flag.task.description}: ${flag.message}`, href: taskHref(flag.task.projectId, flag.task.id), at: flag.task.settledAt });
   }
   return items;

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { StoreUnavailableError } from "../store/store-unavailable-error.ts";
-import { TaskReader } from "../store/task-reader.ts";
+import { ReadModel } from "../store/reads/read-model.ts";
 
 /** The data version while there is no database: never one SQLite reports (it counts up from 1). */
 export const NO_DATABASE = -1;
@@ -11,17 +11,17 @@ export const NO_DATABASE = -1;
  * migrated it, so no restart is needed. It never creates the file: only the plugin does.
  */
 export class LazyReader {
-  private reader: TaskReader | undefined;
+  private reader: ReadModel | undefined;
   /** Why the file is there but cannot be read (not merely still being created); undefined otherwise. */
   problem: string | undefined;
 
   constructor(readonly path: string) {}
 
   /** The reader, or undefined while there is no database yet. Costs one stat while waiting. */
-  get(): TaskReader | undefined {
+  get(): ReadModel | undefined {
     if (this.reader || !existsSync(this.path)) return this.reader;
     try {
-      this.reader = TaskReader.open(this.path);
+      this.reader = ReadModel.open(this.path);
       this.problem = undefined;
     } catch (error) {
       if (!(error instanceof StoreUnavailableError)) throw error;

@@ -1,7 +1,7 @@
 import { formatTime } from "../core/format-time.ts";
 import { formatDuration } from "../core/format-duration.ts";
 import { html, type SafeHtml } from "./html.ts";
-import type { ProjectRef } from "../store/task-reader.ts";
+import type { ProjectRef } from "../store/reads/read-model.ts";
 
 export type PageFrame = {
   title: string;

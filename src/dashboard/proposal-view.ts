@@ -2,7 +2,7 @@ import type { Automation } from "../automations/automation.ts";
 import { definitionRows, escapeInvisible, type DefinitionRow } from "../proposals/proposal-definition.ts";
 import { PROPOSAL_EXPIRY_MS } from "../proposals/proposal-rules.ts";
 import { proposalVersion } from "../proposals/proposal-version.ts";
-import type { ProjectAutomation } from "../store/task-reader.ts";
+import type { ProjectAutomation } from "../store/reads/automation-reads.ts";
 import { commandButton } from "./controls.ts";
 import { exactText } from "./exact-text.ts";
 import { html, type SafeHtml } from "./html.ts";

@@ -1,6 +1,8 @@
 import { whereText } from "../core/placement.ts";
 import { UNSETTLED_STATUSES } from "../core/task.ts";
-import { workerUnhealthy, type ProjectRef, type ProjectTask, type ProjectWorker } from "../store/task-reader.ts";
+import type { ProjectRef } from "../store/reads/read-model.ts";
+import type { ProjectTask } from "../store/reads/task-reads.ts";
+import { workerUnhealthy, type ProjectWorker } from "../store/reads/worker-reads.ts";
 import { html, type SafeHtml } from "./html.ts";
 import { preview, projectName, status, time } from "./page-layout.ts";
 

@@ -2,7 +2,7 @@ import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startStack, call, taskIdsIn, toolOutputs, waitUntil, pluginDbPath, type Stack } from "../harness/plugin-stack.ts";
 import { defaultResponder, lastUserText, type MockRequest } from "../harness/mock-model.ts";
-import { TaskReader } from "../../src/store/task-reader.ts";
+import { ReadModel } from "../../src/store/reads/read-model.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const POLL_MS = 500;
@@ -67,15 +67,15 @@ describe("limits and faults on the real host", () => {
     const notes = await stack.notifications(parent);
     for (let i = 0; i < 50; i++) assert.equal(notes.filter((n) => n.includes(`fan result ${i}\n`)).length, 1, `result ${i} delivered once`);
 
-    const reader = TaskReader.open(pluginDbPath(stack.server));
+    const reader = ReadModel.open(pluginDbPath(stack.server));
     try {
       // OpenCode may run the 50 tool calls concurrently, so the launch order is the plugin's, from its log.
-      const inOrder = (kind: string) => reader.allEvents().filter((e) => e.kind === kind && ids.includes(e.taskId)).map((e) => e.taskId);
+      const inOrder = (kind: string) => reader.tasks.allEvents().filter((e) => e.kind === kind && ids.includes(e.taskId)).map((e) => e.taskId);
       assert.equal(inOrder("launched").length, 50);
       assert.deepEqual(inOrder("started"), inOrder("launched"), "started in launch order");
       // "queued" only for a task that really waited: one that got a slot at launch starts in the same
       // transaction; a waiting one starts after a child's run (at least 250 ms) ended.
-      const at = (kind: string, id: string) => reader.allEvents().find((e) => e.kind === kind && e.taskId === id)!.at;
+      const at = (kind: string, id: string) => reader.tasks.allEvents().find((e) => e.kind === kind && e.taskId === id)!.at;
       const waited = ids.filter((id) => at("started", id) - at("launched", id) > 100);
       assert.deepEqual(ids.filter((id) => saidQueued.has(id)), waited);
       assert.ok(waited.length >= 45, `${waited.length} waited`);

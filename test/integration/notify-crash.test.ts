@@ -2,7 +2,7 @@ import { describe, it, after } from "node:test";
 import assert from "node:assert/strict";
 import { startStack, call, waitUntil, pluginDbPath, MOCK_MODEL, type Stack } from "../harness/plugin-stack.ts";
 import { startMockModel, type MockModel } from "../harness/mock-model.ts";
-import { TaskReader } from "../../src/store/task-reader.ts";
+import { ReadModel } from "../../src/store/reads/read-model.ts";
 
 /**
  * The host dies as the notifier sends (a test-only crash point in the host adapter,
@@ -37,11 +37,11 @@ describe("notifications survive a crash of the real host", () => {
   }
 
   function readOutbox(stack: Stack) {
-    const reader = TaskReader.open(pluginDbPath(stack.server));
+    const reader = ReadModel.open(pluginDbPath(stack.server));
     try {
-      const [task] = reader.tasks();
-      const [notification] = reader.notifications().filter((n) => n.taskId === task?.id);
-      return { task: task!, notification: notification!, notified: reader.events(task!.projectId, task!.id).filter((e) => e.kind === "notified") };
+      const [task] = reader.tasks.list();
+      const [notification] = reader.tasks.notifications().filter((n) => n.taskId === task?.id);
+      return { task: task!, notification: notification!, notified: reader.tasks.events(task!.projectId, task!.id).filter((e) => e.kind === "notified") };
     } finally {
       reader.close();
     }

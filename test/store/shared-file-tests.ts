@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { openSqlite, type SqliteDatabase } from "../../src/store/sqlite-driver.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
-import { TaskReader } from "../../src/store/task-reader.ts";
+import { ReadModel } from "../../src/store/reads/read-model.ts";
 import { TASK_COLUMNS, taskToParams } from "../../src/store/task-row.ts";
 import { inWorkspace, type MakeStore, type TestApi } from "./suite-support.ts";
 import { notification, runningTask } from "./task-fixtures.ts";
@@ -72,10 +72,10 @@ export function defineSharedFileTests(makeStore: MakeStore, { describe, it }: Te
       assert.equal(store.purgeOlderThan(1_000), 0);
       assert.deepEqual(store.events("ses_ghost"), []);
       assert.equal(store.events("ses_kept").length, 1);
-      const reader = TaskReader.open(file);
+      const reader = ReadModel.open(file);
       try {
         assert.deepEqual(
-          reader.notifications().map((n) => n.id).sort(),
+          reader.tasks.notifications().map((n) => n.id).sort(),
           ["n_ghost_waiting", "n_kept_done"],
         );
       } finally {

@@ -37,7 +37,7 @@ describe("the dashboard's reader of a database that may not exist yet", () => {
     const store = SqliteTaskStore.open({ path, projectId: "p" });
     store.save(runningTask("ses_one"));
     store.close();
-    assert.deepEqual(reader.get()?.tasks().map((t) => t.id), ["ses_one"]);
+    assert.deepEqual(reader.get()?.tasks.list().map((t) => t.id), ["ses_one"]);
     assert.notEqual(reader.dataVersion(), NO_DATABASE);
     reader.close();
   });

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Automation, Run } from "../../src/automations/automation.ts";
 import { AutomationRepository } from "../../src/store/automation-repository.ts";
-import { TaskReader } from "../../src/store/task-reader.ts";
+import { ReadModel } from "../../src/store/reads/read-model.ts";
 import { routePage } from "../../src/dashboard/dashboard-routes.ts";
 import { durationChart } from "../../src/dashboard/duration-chart.ts";
 import { escapeHtml, html } from "../../src/dashboard/html.ts";
@@ -32,7 +32,7 @@ function run(automationId: string, n: number, overrides: Partial<Run> = {}): Omi
 
 describe("dashboard pages", () => {
   let dir: string;
-  let reader: TaskReader;
+  let reader: ReadModel;
   const page = (path: string) => routePage(reader, new URL(path, "http://127.0.0.1"), NOW);
 
   before(() => {
@@ -66,7 +66,7 @@ describe("dashboard pages", () => {
     const unnamed = SqliteTaskStore.open({ path, projectId: "4f1e9ab0hash" });
     unnamed.save(runningTask("ses_unnamed", { createdAt: NOW - HOUR }));
     unnamed.close();
-    reader = TaskReader.open(path);
+    reader = ReadModel.open(path);
   });
 
   after(() => {
@@ -150,7 +150,7 @@ describe("dashboard pages", () => {
     store.save(runningTask("ses_1"));
     store.db.exec("DROP TABLE projects"); // as a version-8 database has it
     store.close();
-    const old = TaskReader.open(path);
+    const old = ReadModel.open(path);
     try {
       assert.deepEqual(old.projects(), [{ id: "p1" }]);
     } finally {

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { coreFixture, PARENT } from "../helpers/core-fixture.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
-import { TaskReader } from "../../src/store/task-reader.ts";
+import { ReadModel } from "../../src/store/reads/read-model.ts";
 import { routePage } from "../../src/dashboard/dashboard-routes.ts";
 import { runningTask } from "../store/task-fixtures.ts";
 
@@ -127,7 +127,7 @@ describe("nested tasks: the dashboard's task page", () => {
       store.save(runningTask("ses_grand", { description: "grandchild G", parentSessionID: "ses_child" }));
       store.save(runningTask("ses_great", { description: "great-grandchild", parentSessionID: "ses_grand", status: "completed", result: "ok" }));
       store.close();
-      const reader = TaskReader.open(path);
+      const reader = ReadModel.open(path);
       try {
         const page = (id: string) => routePage(reader, new URL(`/task?project=proj&id=${id}`, "http://127.0.0.1"), Date.now()).body;
         const child = page("ses_child");

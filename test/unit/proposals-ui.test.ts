@@ -6,7 +6,7 @@ import { commandHandler } from "../../src/inbox/apply-command.ts";
 import { CommandRepository } from "../../src/store/command-repository.ts";
 import { inboxStore } from "../helpers/inbox-store.ts";
 import { InboxApplier } from "../../src/inbox/inbox-applier.ts";
-import { TaskReader } from "../../src/store/task-reader.ts";
+import { ReadModel } from "../../src/store/reads/read-model.ts";
 import { routePage } from "../../src/dashboard/dashboard-routes.ts";
 import { startDashboard } from "../../src/dashboard/dashboard-server.ts";
 import { APP_CSS } from "../../src/dashboard/assets.ts";
@@ -56,7 +56,7 @@ describe("proposals on the dashboard pages", () => {
     await call("task_create", { title: "nightly", prompt: "summarise", triggers: [{ every: "1h" }] });
     const deploy = await propose({ steps: [{ name: "status", run: "gh run list --limit 1" }] });
     const risky = await propose({ title: "odd <b>one</b>", reason: "Because <script>alert(1)</script>", prompt: "Look at <img src=x>", triggers: [{ cron: "0 9 * * *" }] });
-    const reader = TaskReader.open(db.path);
+    const reader = ReadModel.open(db.path);
     try {
       const { body } = routePage(reader, new URL("http://127.0.0.1/?project=proj"), f.clock.now());
       assert.match(body, /<title>\(2\) 2 proposals · Home · background tasks<\/title>/);
@@ -81,7 +81,7 @@ describe("proposals on the dashboard pages", () => {
   it("a proposal's own page says it is a proposal (not paused) and offers only Approve and Reject", async () => {
     const { f, db, propose } = setup();
     const id = await propose();
-    const reader = TaskReader.open(db.path);
+    const reader = ReadModel.open(db.path);
     try {
       const { status, body } = routePage(reader, new URL(`http://127.0.0.1/automation?project=proj&id=${id}`), f.clock.now());
       assert.equal(status, 200);
@@ -108,7 +108,7 @@ describe("proposals on the dashboard pages", () => {
         headers: { cookie, origin: dash.origin, "content-type": "application/x-www-form-urlencoded" },
       });
       assert.equal(res.status, 303);
-      const reader = TaskReader.open(db.path);
+      const reader = ReadModel.open(db.path);
       try {
         assert.deepEqual(reader.commands("proj").map((c) => [c.kind, c.targetId, c.source, c.status]), [["approve", id, "dashboard", "pending"]]);
       } finally {
@@ -225,7 +225,7 @@ describe("CLI: proposals", () => {
     assert.equal(out.code, 0, out.stderr);
     assert.equal(polls, 50, "about 5 s of polling");
     assert.match(out.stdout, new RegExp(`Rejecting ${id} "watch the deploy": queued \\(command \\d+\\)\\. No OpenCode running in project proj took it within 5 s; it is applied when OpenCode next runs there\\. Check with \`opencode-errands proposals\``));
-    const reader = TaskReader.open(db.path);
+    const reader = ReadModel.open(db.path);
     try {
       assert.deepEqual(reader.commands("proj").map((c) => [c.kind, c.targetId, c.source, c.status]), [["reject", id, "cli", "pending"]]);
     } finally {
@@ -253,7 +253,7 @@ describe("CLI: proposals", () => {
       assert.equal(r.code, 2);
       assert.match(r.stderr, message);
     }
-    const reader = TaskReader.open(db.path);
+    const reader = ReadModel.open(db.path);
     try {
       assert.deepEqual(reader.commands(), [], "nothing written");
     } finally {
@@ -292,7 +292,7 @@ describe("issue 22: an approval shows everything that will run, and approves exa
   it("the dashboard's card shows every field in full: the 300-character command trigger whole with its spaces kept and outlined, steps, expect, channels, report, notify, agent, model, worker", async () => {
     const { f, db, versionOf } = setup();
     const id = richProposal(f);
-    const reader = TaskReader.open(db.path);
+    const reader = ReadModel.open(db.path);
     try {
       const { body } = routePage(reader, new URL("http://127.0.0.1/?project=proj"), f.clock.now());
       const card = body.split(`data-proposal="${id}"`)[1]!.split("</article>")[0]!;
@@ -362,7 +362,7 @@ describe("issue 22: an approval shows everything that will run, and approves exa
       assert.match(await none.text(), /names the version of the proposal it approves: reload the page/);
       assert.equal((await post({ version: "not-a-version" })).status, 400);
       assert.equal((await post({ version: versionOf(id) })).status, 303);
-      const reader = TaskReader.open(db.path);
+      const reader = ReadModel.open(db.path);
       try {
         assert.deepEqual(reader.commands("proj").map((c) => [c.kind, c.version]), [["approve", versionOf(id)]]);
       } finally {
@@ -381,7 +381,7 @@ describe("issue 22: an approval shows everything that will run, and approves exa
       return { code, stdout, stderr };
     }
     const inboxOf = (path: string) => {
-      const reader = TaskReader.open(path);
+      const reader = ReadModel.open(path);
       try {
         return reader.commands("proj").map((c) => [c.kind, c.status, c.version]);
       } finally {

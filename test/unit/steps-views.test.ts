@@ -9,7 +9,7 @@ import { parseSteps } from "../../src/automations/step-spec.ts";
 import { main } from "../../src/cli/main.ts";
 import { routePage } from "../../src/dashboard/dashboard-routes.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
-import { TaskReader } from "../../src/store/task-reader.ts";
+import { ReadModel } from "../../src/store/reads/read-model.ts";
 
 const NOW = Date.UTC(2026, 10, 26, 12, 0, 0);
 
@@ -59,7 +59,7 @@ describe("step results in the CLI and the dashboard", () => {
   });
 
   it("the automation page lists the steps, each run's step status and output tail (escaped), and a Cancel for a run in its steps phase", () => {
-    const reader = TaskReader.open(path);
+    const reader = ReadModel.open(path);
     try {
       const { body } = routePage(reader, new URL("http://127.0.0.1/automation?project=proj&id=austeps1"), NOW);
       assert.match(body, /<h2>Steps<\/h2><table class="step-defs">.*<td>pull<\/td><td><code class="exact">git pull --ff-only<\/code><\/td><td>2m<\/td><td>stop<\/td>/s);

@@ -9,7 +9,8 @@ import { main } from "../../src/cli/main.ts";
 import type { Task } from "../../src/core/task.ts";
 import { routePage } from "../../src/dashboard/dashboard-routes.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
-import { TaskReader, type ProjectWorker } from "../../src/store/task-reader.ts";
+import { ReadModel } from "../../src/store/reads/read-model.ts";
+import type { ProjectWorker } from "../../src/store/reads/worker-reads.ts";
 import { WorkerHealthRepository } from "../../src/store/worker-health-repository.ts";
 import { runningTask } from "../store/task-fixtures.ts";
 
@@ -89,7 +90,7 @@ describe("workers in the read model, the dashboard and the CLI", () => {
   let dir: string;
   let db: string;
   let oldDb: string;
-  let reader: TaskReader;
+  let reader: ReadModel;
   const page = (path: string) => routePage(reader, new URL(path, "http://127.0.0.1"), NOW);
   const row = (body: string, attr: string) => body.match(new RegExp(`<tr ${attr}>[\\s\\S]*?</tr>`))?.[0] ?? "";
 
@@ -99,7 +100,7 @@ describe("workers in the read model, the dashboard and the CLI", () => {
     oldDb = join(dir, "old.db");
     seed(db);
     seedBefore15(oldDb);
-    reader = TaskReader.open(db);
+    reader = ReadModel.open(db);
   });
 
   after(() => {
@@ -107,40 +108,40 @@ describe("workers in the read model, the dashboard and the CLI", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  describe("TaskReader", () => {
+  describe("ReadModel", () => {
     it("lists each project's workers with the tasks each runs (running and resumed) and has queued", () => {
       const brief = (w: ProjectWorker) => [w.projectId, w.name, w.host, w.state, w.capacity, w.running, w.queued];
-      assert.deepEqual(reader.workers("proj").map(brief), [
+      assert.deepEqual(reader.workers.list("proj").map(brief), [
         ["proj", "box", "10.0.0.5:4096", "unreachable", 8, 3, 1],
         ["proj", "idle", "idle.lan", "unauthorized", 2, 0, 0],
         ["proj", "spare", "spare.lan:4096", "healthy", 4, 1, 0],
       ]);
-      assert.deepEqual(reader.workers().map(brief).map((w) => w.slice(0, 2)), [["other", "box"], ["proj", "box"], ["proj", "idle"], ["proj", "spare"]]);
-      assert.equal(reader.workers("other")[0]!.running, 1, "another project's tasks on a worker of the same name count there only");
-      assert.deepEqual(reader.workers("plain"), []);
-      const box = reader.workers("proj")[0]!;
+      assert.deepEqual(reader.workers.list().map(brief).map((w) => w.slice(0, 2)), [["other", "box"], ["proj", "box"], ["proj", "idle"], ["proj", "spare"]]);
+      assert.equal(reader.workers.list("other")[0]!.running, 1, "another project's tasks on a worker of the same name count there only");
+      assert.deepEqual(reader.workers.list("plain"), []);
+      const box = reader.workers.list("proj")[0]!;
       assert.equal(box.since, DOWN_SINCE);
       assert.equal(box.error, BOX_ERROR);
       assert.equal(box.checkedAt, NOW - 5000);
-      assert.equal("error" in reader.workers("proj")[2]!, false, "a healthy worker has no error");
+      assert.equal("error" in reader.workers.list("proj")[2]!, false, "a healthy worker has no error");
     });
 
     it("tasks carry their worker; runs carry their task's worker (null: local; absent: no task, or it is gone)", () => {
-      assert.equal(reader.task("proj", "ses_box1")?.worker, "box");
-      assert.equal(reader.task("proj", "ses_local1")?.worker, undefined);
-      assert.deepEqual(reader.activeTasks("proj").map((t) => t.worker ?? "local"), ["box", "box", "box", "box", "spare", "local"]);
-      const runs = reader.runs("proj", "auBox");
+      assert.equal(reader.tasks.get("proj", "ses_box1")?.worker, "box");
+      assert.equal(reader.tasks.get("proj", "ses_local1")?.worker, undefined);
+      assert.deepEqual(reader.tasks.active("proj").map((t) => t.worker ?? "local"), ["box", "box", "box", "box", "spare", "local"]);
+      const runs = reader.automations.runs("proj", "auBox");
       assert.deepEqual(runs.map((r) => [r.runNo, r.taskWorker]), [[4, undefined], [3, undefined], [2, null], [1, "box"]]);
-      assert.deepEqual(reader.recentRuns("proj").map((r) => r.taskWorker), [undefined, undefined, null, "box"]);
-      assert.deepEqual(reader.runs("proj", "auBox", { status: "skipped" }).map((r) => r.runNo), [3], "the run filter still applies");
+      assert.deepEqual(reader.automations.recentRuns("proj").map((r) => r.taskWorker), [undefined, undefined, null, "box"]);
+      assert.deepEqual(reader.automations.runs("proj", "auBox", { status: "skipped" }).map((r) => r.runNo), [3], "the run filter still applies");
     });
 
     it("a database from before migration 15 has no workers, and its runs' tasks ran here", () => {
-      const old = TaskReader.open(oldDb);
+      const old = ReadModel.open(oldDb);
       try {
-        assert.deepEqual(old.workers(), []);
-        assert.deepEqual(old.runs("proj", "auOld").map((r) => r.taskWorker), [null]);
-        assert.deepEqual(old.recentRuns().map((r) => r.taskWorker), [null]);
+        assert.deepEqual(old.workers.list(), []);
+        assert.deepEqual(old.automations.runs("proj", "auOld").map((r) => r.taskWorker), [null]);
+        assert.deepEqual(old.automations.recentRuns().map((r) => r.taskWorker), [null]);
       } finally {
         old.close();
       }
@@ -213,7 +214,7 @@ describe("workers in the read model, the dashboard and the CLI", () => {
     });
 
     it("a database from before migration 15 renders home, task and automation pages", () => {
-      const old = TaskReader.open(oldDb);
+      const old = ReadModel.open(oldDb);
       try {
         const get = (path: string) => routePage(old, new URL(path, "http://127.0.0.1"), NOW);
         const home = get("/?project=proj");
