@@ -22,7 +22,7 @@ export function routePage(reader: ReadModel, url: URL, now: number): PageResult 
     const worker = task.worker === undefined ? undefined : reader.workers.list(task.projectId).find((w) => w.name === task.worker);
     const data = {
       task, events: reader.tasks.events(task.projectId, task.id, TIMELINE_LIMIT), evidence: reader.tasks.evidence(task), commands: reader.commands(task.projectId, 20), worker,
-      launchedBy: reader.tasks.get(task.projectId, task.parentSessionID), below: tasksBelow(reader, task),
+      launchedBy: reader.tasks.get(task.projectId, task.parentSessionID), run: reader.automations.runOfTask(task.projectId, task.id), below: tasksBelow(reader, task),
     };
     return ok(taskPage(data, frame, now).value);
   }

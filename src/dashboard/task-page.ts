@@ -1,4 +1,3 @@
-import { parseRunName } from "../automations/automation.ts";
 import { UNSETTLED_STATUSES } from "../core/task.ts";
 import type { TaskEvent } from "../core/task-store.ts";
 import { evidenceDetails } from "../evidence/evidence-summary.ts";
@@ -19,13 +18,15 @@ export type TaskData = {
   worker?: ProjectWorker;
   /** The task whose child launched this one, when it was launched from inside a background task. */
   launchedBy?: ProjectTask;
+  /** The automation run that launched it. */
+  run?: { automationId: string; runNo: number };
   /** Tasks this one's child launched, and theirs, in tree order. */
   below?: { task: ProjectTask; depth: number }[];
 };
 
 export function taskPage(data: TaskData, frame: { projects: ProjectRef[]; project?: string; path: string }, now: number): SafeHtml {
   const t = data.task;
-  const run = parseRunName(t.batchId);
+  const run = data.run;
   const evidence = data.evidence.map(evidenceDetails).filter((text) => !/Files: none\n  Commands: none\n  Failed tools: none$/.test(text));
   const body = html`
 <h1>${t.description}</h1>

@@ -44,8 +44,8 @@ describe("dashboard pages", () => {
     autos.saveTrigger({ id: "tr_hourly", automationId: "au1", spec: { kind: "interval", every: "1h", everyMs: HOUR }, createdAt: NOW - 48 * HOUR, nextAt: NOW + HOUR });
     autos.saveTrigger({ id: "tr_cron", automationId: "au1", spec: { kind: "cron", cron: "0 9 * * *", timezone: "Europe/Paris" }, createdAt: NOW - 48 * HOUR, nextAt: Date.UTC(2026, 10, 27, 8, 0, 0) });
     for (let n = 1; n <= 3; n++) autos.insertRun(run("au1", n));
-    autos.insertRun(run("au1", 4, { status: "error", summary: "tests failed" }));
-    autos.insertRun(run("au1", 5, { status: "error", summary: "tests failed again", triggerId: undefined, plannedAt: undefined, firedBy: "manual" }));
+    autos.insertRun(run("au1", 4, { status: "error", summary: "tests failed", taskId: "ses_run4" }));
+    autos.insertRun(run("au1", 5, { status: "error", summary: "tests failed again", triggerId: undefined, plannedAt: undefined, firedBy: "manual", taskId: "ses_run4" }));
     autos.insertRun({ automationId: "au1", triggerId: "tr_hourly", firedBy: "schedule", plannedAt: NOW - 20 * HOUR, status: "missed", skipReason: "missed", missedCount: 3, createdAt: NOW - 20 * HOUR });
     autos.saveAutomation(automation("au3", { title: "On deploy" }));
     autos.saveTrigger({ id: "tr_watch", automationId: "au3", spec: { kind: "watch", paths: ["src/"], ignore: [], debounce: "1s", debounceMs: 1000 }, createdAt: NOW - HOUR });
@@ -58,6 +58,8 @@ describe("dashboard pages", () => {
       VALUES ('proj', 'cd1', 'failed', 57, 0, ?, ?, 'HTTP 500', ?, 'au3', 'team', 'hooks.slack.com', '{}')`).run(NOW - HOUR, NOW - 60_000, failedRun.id);
     autos.saveAutomation(automation("au2", { enabled: false, pausedReason: "paused after 3 failed runs in a row", reportToGoneAt: NOW - HOUR }));
     store.save(runningTask("ses_claims", { description: "Claims green tests", status: "completed", result: "All tests pass.", createdAt: NOW - HOUR, promptedAt: NOW - HOUR, settledAt: NOW - 60_000 }));
+    store.save(runningTask("ses_run4", { batchId: "auto_au1_4", createdAt: NOW - 2 * HOUR }));
+    store.save(runningTask("ses_lookalike", { batchId: "auto_au9_1", createdAt: NOW - 2 * HOUR }));
     const evidence = new SqliteEvidenceStore(store.db, "proj");
     evidence.put({ taskId: "ses_claims", run: 0, kind: "command", key: "call_1", data: { callID: "call_1", command: "npm test", exitCode: 1, seq: 1 } });
     evidence.put({ taskId: "ses_claims", run: 0, kind: "contradiction", key: "all", data: [{ kind: "tests-failed", message: "The result says the tests pass, but npm test exited with 1" }] });
@@ -157,6 +159,12 @@ describe("dashboard pages", () => {
       old.close();
       rmSync(oldDir, { recursive: true, force: true });
     }
+  });
+
+  it("a task page links the run that launched it by the run's task_id, not by its batch id", () => {
+    const batch = (id: string) => page(`/task?project=proj&id=${id}`).body.match(/<dt>Batch<\/dt><dd[^>]*>(.*?)<\/dd>/)![1];
+    assert.match(batch("ses_run4")!, /auto_au1_4 — run 4 of <a href="[^"]*id=au1[^"]*">automation au1<\/a>/, "the first run linked, though run 5 resumed it");
+    assert.equal(batch("ses_lookalike"), "auto_au9_1", "a batch id shaped like a run name links nothing");
   });
 
   it("an unknown automation or task is a 404 page, not an error", () => {
