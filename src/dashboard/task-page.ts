@@ -18,7 +18,7 @@ export type TaskData = {
   worker?: ProjectWorker;
   /** The task whose child launched this one, when it was launched from inside a background task. */
   launchedBy?: ProjectTask;
-  /** The automation run that launched it. */
+  /** The automation run it is in: the newest run linked to it (a continued session spans several). */
   run?: { automationId: string; runNo: number };
   /** Tasks this one's child launched, and theirs, in tree order. */
   below?: { task: ProjectTask; depth: number }[];

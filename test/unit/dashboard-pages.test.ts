@@ -161,9 +161,9 @@ describe("dashboard pages", () => {
     }
   });
 
-  it("a task page links the run that launched it by the run's task_id, not by its batch id", () => {
+  it("a task page links the run it is in by the run's task_id, not by its batch id", () => {
     const batch = (id: string) => page(`/task?project=proj&id=${id}`).body.match(/<dt>Batch<\/dt><dd[^>]*>(.*?)<\/dd>/)![1];
-    assert.match(batch("ses_run4")!, /auto_au1_4 — run 4 of <a href="[^"]*id=au1[^"]*">automation au1<\/a>/, "the first run linked, though run 5 resumed it");
+    assert.match(batch("ses_run4")!, /auto_au1_4 — run 5 of <a href="[^"]*id=au1[^"]*">automation au1<\/a>/, "run 5 continued the session its batch id says run 4 began");
     assert.equal(batch("ses_lookalike"), "auto_au9_1", "a batch id shaped like a run name links nothing");
   });
 

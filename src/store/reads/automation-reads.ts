@@ -49,12 +49,13 @@ export class AutomationReads {
   }
 
   /**
-   * The run that launched a task, by the run's task_id column: the first run linked to it (a
-   * continued session's later runs resume the same task). Undefined for a task no run launched.
+   * The run a task is in, by the run's task_id column: the newest run linked to it, since a
+   * continued session's later runs resume the same task (whose batch id still names the first).
+   * Undefined for a task no run launched.
    */
   runOfTask(projectId: string, taskId: string): { automationId: string; runNo: number } | undefined {
     if (!this.connection.has("automation_runs")) return undefined;
-    const row = this.connection.sql("SELECT automation_id, run_no FROM automation_runs WHERE project_id = ? AND task_id = ? AND run_no IS NOT NULL ORDER BY id LIMIT 1").get(projectId, taskId);
+    const row = this.connection.sql("SELECT automation_id, run_no FROM automation_runs WHERE project_id = ? AND task_id = ? AND run_no IS NOT NULL ORDER BY id DESC LIMIT 1").get(projectId, taskId);
     return row && { automationId: String(row.automation_id), runNo: Number(row.run_no) };
   }
 
