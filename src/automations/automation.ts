@@ -114,6 +114,8 @@ export type Run = {
   eventSummary?: string;
   eventData?: string;
   eventFolded?: number;
+  /** The event's own name when its source gives one (after:<upstream run id>): one row per key and trigger. */
+  eventKey?: string;
   /** Runs of an automation with steps: each step's outcome so far. */
   steps?: StepResult[];
   /** The process running the steps (`host:pid:nonce`); set while the run is in its steps phase and after. */

@@ -82,7 +82,7 @@ export class RunLifecycle {
       if (!trigger || !a || !a.enabled || a.doneAt !== undefined) return undefined;
       const summary = firstLine(maskSecrets(event.summary), 300) + (event.caughtUp ? " (caught up: it happened while no OpenCode process was watching)" : "");
       const data = event.data === undefined ? undefined : capText(maskSecrets(event.data), EVENT_DATA_CAP);
-      return this.starter.admit(a, { triggerId, firedBy: trigger.spec.kind as Run["firedBy"], event: { summary, data } });
+      return this.starter.admit(a, { triggerId, firedBy: trigger.spec.kind as Run["firedBy"], event: { summary, data, key: event.key } });
     });
     if (!run) return undefined;
     this.changed();
@@ -107,7 +107,7 @@ export class RunLifecycle {
     store.transaction(() => {
       const run = store.run(runId);
       if (run?.status !== "starting" || run.taskId !== undefined) return;
-      this.ctx.runs.move(runId, "skipped", { skipReason: "interrupted", endedAt: clock.now(), summary: "OpenCode stopped before the run launched; the event was fired again" });
+      this.ctx.runs.move(runId, "skipped", { skipReason: "interrupted", endedAt: clock.now(), summary: "OpenCode stopped before the run launched; the event was fired again", eventKey: undefined });
     });
   }
 

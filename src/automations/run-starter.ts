@@ -9,7 +9,7 @@ import { StepPhase } from "./step-phase.ts";
 import { workspaceBlock } from "./workspace-block.ts";
 
 /** What an event trigger's source reported, ready to store: capped and masked. */
-export type FiringEvent = { summary: string; data?: string };
+export type FiringEvent = { summary: string; data?: string; key?: string };
 
 export type Firing = { triggerId?: string; firedBy: FiredBy; plannedAt?: number; event?: FiringEvent };
 
@@ -28,13 +28,15 @@ export class RunStarter {
   /**
    * Inside a transaction. Inserts the firing's row: a run that starts (numbered, counted against
    * max_runs), a waiting run (overlap: queue; newest wins) or a skip (overlap: skip). Undefined
-   * when the (trigger, planned time) row exists already: another process fired this occurrence.
+   * when the (trigger, planned time) row exists already: another process fired this occurrence;
+   * or when the event's key has a row of this trigger already: the event was fired before.
    */
   admit(a: Automation, firing: Firing): Run | undefined {
     const { store, clock, runs } = this.ctx;
     const now = clock.now();
     const { event, ...when } = firing;
-    const base: NewRun = { automationId: a.id, ...when, status: "starting", createdAt: now, eventSummary: event?.summary, eventData: event?.data };
+    if (event?.key && when.triggerId && store.firedEvent(when.triggerId, event.key)) return undefined;
+    const base: NewRun = { automationId: a.id, ...when, status: "starting", createdAt: now, eventSummary: event?.summary, eventData: event?.data, eventKey: event?.key };
     const active = this.recorder.endStrandedRuns(a.id);
     const busy = active.length > 0;
     if (busy && event) return this.foldEvent(a, base, active[0]!);
@@ -65,8 +67,9 @@ export class RunStarter {
       return runs.insert({ ...base, status, ...(status === "skipped" ? { skipReason: "overlap" } : {}) });
     }
     const folded = (latest.eventFolded ?? 0) + 1;
-    runs.note(latest.id, { eventSummary: base.eventSummary, eventData: base.eventData, eventFolded: folded, createdAt: base.createdAt });
-    return { ...latest, eventSummary: base.eventSummary, eventData: base.eventData, eventFolded: folded };
+    const event = { eventSummary: base.eventSummary, eventData: base.eventData, eventKey: base.eventKey };
+    runs.note(latest.id, { ...event, eventFolded: folded, createdAt: base.createdAt });
+    return { ...latest, ...event, eventFolded: folded };
   }
 
   /** Starts the automation's waiting run if nothing of it runs any more (one process wins). */

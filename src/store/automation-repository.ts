@@ -16,7 +16,7 @@ const RUN_FIELDS: [keyof NewRun, string][] = [
   ["plannedAt", "planned_at"], ["status", "status"], ["skipReason", "skip_reason"], ["missedCount", "missed_count"],
   ["missedUntil", "missed_until"], ["taskId", "task_id"], ["createdAt", "created_at"], ["startedAt", "started_at"],
   ["endedAt", "ended_at"], ["resultHash", "result_hash"], ["summary", "summary"], ["notified", "notified"],
-  ["notifyNote", "notify_note"], ["eventSummary", "event_summary"], ["eventData", "event_data"], ["eventFolded", "event_folded"],
+  ["notifyNote", "notify_note"], ["eventSummary", "event_summary"], ["eventData", "event_data"], ["eventFolded", "event_folded"], ["eventKey", "event_key"],
   ["steps", "steps"], ["stepsBy", "steps_by"],
 ];
 
@@ -136,6 +136,11 @@ export class AutomationRepository {
   runs(automationId: string, limit = 20): Run[] {
     return this.sql("SELECT * FROM automation_runs WHERE project_id = ? AND automation_id = ? ORDER BY id DESC LIMIT ?")
       .all(this.projectId, automationId, limit).map(rowToRun);
+  }
+
+  /** Whether the trigger has a row for the event named `key` already (fired, waiting, skipped or folded into one). */
+  firedEvent(triggerId: string, key: string): boolean {
+    return this.sql("SELECT 1 FROM automation_runs WHERE project_id = ? AND trigger_id = ? AND event_key = ?").get(this.projectId, triggerId, key) !== undefined;
   }
 
   runsWithStatus(automationId: string, statuses: readonly RunStatus[]): Run[] {

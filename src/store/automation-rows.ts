@@ -102,6 +102,7 @@ export function rowToRun(row: SqlRow): Run {
     eventSummary: opt<string>(row.event_summary),
     eventData: opt<string>(row.event_data),
     eventFolded: opt<number>(row.event_folded),
+    eventKey: opt<string>(row.event_key),
     steps: fromJson<StepResult[]>(row.steps),
     stepsBy: opt<string>(row.steps_by),
   });

@@ -448,6 +448,14 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 22,
+    name: "an event that names itself (e.g. after:<upstream run id>) fires its trigger once, whichever process reports it again",
+    sql: `
+      ALTER TABLE automation_runs ADD COLUMN event_key TEXT; -- NULL: the event has no key (most kinds), or before this version
+      CREATE UNIQUE INDEX automation_runs_event_once ON automation_runs (project_id, trigger_id, event_key) WHERE event_key IS NOT NULL;
+    `,
+  },
 ];
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -8,6 +8,12 @@ export type TriggerEvent = {
   data?: string;
   /** It happened while no process watched (e.g. during a restart) and is reported late. */
   caughtUp?: boolean;
+  /**
+   * The event's own name, for a source that may report it twice (a new holder of the trigger
+   * repeats what the last one fired but had not yet noted, e.g. "after:<upstream run id>"):
+   * a key the trigger has fired already fires nothing.
+   */
+  key?: string;
 };
 
 /** What a running source may use. One source runs per trigger, in one process at a time. */

@@ -18,7 +18,8 @@ type AfterState = { lastRunId: number };
 /**
  * Chaining: a run of automation `after` that ends `on` success (completed), failure (error,
  * cancelled) or any fires this one, with that run's result as the event. The holder of the
- * trigger's lease reads the runs table, so each upstream run fires once across processes.
+ * trigger's lease reads the runs table; each event carries the upstream run's id as its key, so
+ * each upstream run fires once across processes, even when a holder dies before saving its state.
  */
 export const afterKind = defineKind<AfterSpec, "event">({
   key: "after", kind: "after", timing: "event", fields: ["on"],
@@ -105,7 +106,8 @@ function startAfterSource(spec: AfterSpec, ctx: SourceContext): RunningSource {
 function fire(spec: AfterSpec, ctx: SourceContext, run: UpstreamRun): void {
   const how = run.status === "completed" ? "succeeded" : run.status === "cancelled" ? "was cancelled" : "failed";
   const result = run.result.length > RESULT_CAP_CHARS ? `${run.result.slice(0, RESULT_CAP_CHARS)}\n… (cut at ${RESULT_CAP_CHARS} characters)` : run.result;
-  ctx.emit({ summary: `${spec.after} run #${run.runNo ?? run.id} ${how}`, data: result });
+  // The key makes a repeat harmless: a new holder repeats a run whose firing the last one had not yet noted in its state.
+  ctx.emit({ summary: `${spec.after} run #${run.runNo ?? run.id} ${how}`, data: result, key: `after:${run.id}` });
 }
 
 function matches(on: On, status: UpstreamRun["status"]): boolean {
