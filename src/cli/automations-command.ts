@@ -8,6 +8,9 @@ import type { CliArgs } from "./parse-cli-args.ts";
 import type { CliIo } from "./cli-io.ts";
 import { formatTable, type Column } from "./format-table.ts";
 import { stepsBrief } from "../automations/step-text.ts";
+import { formatSpend } from "../cost/format-spend.ts";
+import type { Spend } from "../cost/spend.ts";
+import { spendKey } from "../store/reads/spend-reads.ts";
 
 const COLUMNS: Column<ProjectAutomation>[] = [
   { header: "ID", value: (a) => a.id },
@@ -35,7 +38,7 @@ export function runsCommand(reader: ReadModel, args: CliArgs, io: CliIo): void {
     throw new CliError(matches.length ? `'${wanted}' matches ${matches.length} automations; give more of the id.` : `No automation has an id starting with '${wanted}'. Run \`opencode-errands automations\` to see them.`, 1);
   }
   const a = matches[0]!;
-  const runs = reader.automations.runs(a.projectId, a.id, { limit: 200 });
+  const runs = withSpend(reader, a.projectId, reader.automations.runs(a.projectId, a.id, { limit: 200 }));
   if (args.json) return io.stdout(JSON.stringify({ automation: a, runs }, null, 2) + "\n");
   const columns = runColumns(a.triggers);
   // Exit codes per step; their output tails are in --json.
@@ -43,13 +46,25 @@ export function runsCommand(reader: ReadModel, args: CliArgs, io: CliIo): void {
   io.stdout(`${a.id} "${a.title}": ${stateText(a)}\n${runs.length ? formatTable(runs, columns) : "No runs yet.\n"}`);
 }
 
-function runColumns(triggers: Trigger[]): Column<Run>[] {
+type SpentRun = Run & { spend?: Spend };
+
+/** A run's spend is its task's, with the tasks it launched (a resumed session's runs share one task). */
+function withSpend(reader: ReadModel, projectId: string, runs: Run[]): SpentRun[] {
+  const trees = reader.spend.trees([...new Set(runs.flatMap((r) => (r.taskId ? [r.taskId] : [])))].map((id) => ({ projectId, id })));
+  return runs.map((r) => {
+    const spend = r.taskId ? trees.get(spendKey(projectId, r.taskId)) : undefined;
+    return spend ? { ...r, spend } : r;
+  });
+}
+
+function runColumns(triggers: Trigger[]): Column<SpentRun>[] {
   const trigger = (r: Run) => triggers.find((t) => t.id === r.triggerId);
   return [
     { header: "WHEN", value: (r) => isoTime(r.startedAt ?? r.plannedAt ?? r.createdAt) },
     { header: "RUN", value: (r) => (r.runNo === undefined ? "-" : `#${r.runNo}`) },
     { header: "STATUS", value: (r) => (r.status === "missed" ? `missed ${r.missedCount} until ${isoTime(r.missedUntil)}` : r.skipReason ? `${r.status} (${r.skipReason})` : r.status) },
     { header: "DURATION", value: (r) => (r.startedAt !== undefined && r.endedAt !== undefined ? `${((r.endedAt - r.startedAt) / 1000).toFixed(1)}s` : "-") },
+    { header: "SPENT", value: (r) => (r.spend ? formatSpend(r.spend) : "-") },
     { header: "FIRED BY", value: (r) => firedByText(r, trigger(r)), maxWidth: 50 },
     { header: "NOTIFIED", value: (r) => (r.notified === undefined ? "-" : r.notified ? "yes" : `no: ${r.notifyNote}`), maxWidth: 40 },
     { header: "RESULT", value: (r) => firstLine(r.summary, 80) },

@@ -13,11 +13,14 @@ Usage:
   opencode-errands proposals approve <proposal id or unique prefix> [--yes] [--json]
   opencode-errands proposals reject <proposal id or unique prefix> [--json]
   opencode-errands workers [--project <id>] [--json]
+  opencode-errands costs [--since 7d] [--by automation|model|day] [--project <id>] [--json]
   opencode-errands --help
 
 Commands:
   list     Tasks of every project, oldest first, with where each runs (local, or the worker's
-           name). Tasks hidden with background_clear are left out unless --all is given.
+           name) and what it spent with the tasks it launched ($0.081 · 15.0k tok: tokens are
+           input + output + reasoning, cache reads not counted; a model without a price shows
+           tokens only). Tasks hidden with background_clear are left out unless --all is given.
   show     One task with all its fields (where it runs, and that worker's health) and its
            timeline from the event log.
   export   Everything in the database (tasks, events, notifications) as JSON.
@@ -30,7 +33,8 @@ Commands:
            OpenCode's log.
   automations  Automations (scheduled background tasks) with state (paused and why), triggers,
            next run and last run.
-  runs     One automation's run history, newest first: runs, skips and missed occurrences.
+  runs     One automation's run history, newest first: runs, skips and missed occurrences,
+           with each run's spend (its task's, with the tasks it launched).
   webhooks Webhook triggers: name, URL, automation, deliveries waiting; --show-secret prints
            the signing secrets. The plugin generates each secret; it is never shown to the
            model (tool answers say to read it here), and a tool call cannot choose one.
@@ -58,6 +62,12 @@ Commands:
   workers  Other OpenCode servers that run children (plugin option "workers"), as each
            project's OpenCode last saw them: host, health and since when, why it is not
            healthy, tasks running against its capacity, tasks queued for it.
+  costs    What background work cost since --since (default 7d), the most first, and the
+           total. --by automation (default): a spend belongs to the automation whose run
+           launched it, children included; tasks no automation launched are "(direct tasks)".
+           --by model: the task's model (the database keeps no model per request, so a task's
+           requests all count under the model it was launched with). --by day: the day the
+           run or direct task was created, which is also what --since compares.
 
 Options:
   --db <path>         The database file. Default: $XDG_DATA_HOME/opencode-errands/errands.db
@@ -72,6 +82,8 @@ Options:
   --port <n>          dashboard: the port (default 4098; 0 picks a free one).
   --host <name>       dashboard: the address to listen on (default 127.0.0.1, this machine only).
   --open              dashboard: open the page in the default browser.
+  --since <n>h|<n>d   costs: how far back, e.g. 24h, 7d (default), 30d.
+  --by <grouping>     costs: automation (default), model or day.
   -y, --yes           proposals approve: approve the version printed without asking (for scripts).
   -h, --help          This help.
 

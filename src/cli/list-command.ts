@@ -4,14 +4,20 @@ import type { CliArgs } from "./parse-cli-args.ts";
 import type { CliIo } from "./cli-io.ts";
 import { formatTable, type Column } from "./format-table.ts";
 import { formatTime } from "../core/format-time.ts";
+import { formatSpend } from "../cost/format-spend.ts";
+import type { Spend } from "../cost/spend.ts";
+import { spendKey } from "../store/reads/spend-reads.ts";
 
-const COLUMNS: Column<ProjectTask>[] = [
+type SpentTask = ProjectTask & { spend?: Spend };
+
+const COLUMNS: Column<SpentTask>[] = [
   { header: "ID", value: (t) => t.id },
   { header: "STATUS", value: (t) => (t.clearedAt === undefined ? t.status : `${t.status} (cleared)`) },
   { header: "AGENT", value: (t) => t.agent, maxWidth: 16 },
   { header: "WHERE", value: (t) => t.worker ?? "local", maxWidth: 16 },
   { header: "PROJECT", value: (t) => t.projectId, maxWidth: 16 },
   { header: "CREATED", value: (t) => formatTime(t.createdAt) },
+  { header: "SPENT", value: (t) => (t.spend ? formatSpend(t.spend) : "-") },
   { header: "DESCRIPTION", value: (t) => t.description, maxWidth: 60 },
 ];
 
@@ -21,10 +27,20 @@ export function listCommand(reader: ReadModel, args: CliArgs, io: CliIo): void {
     parentSessionID: args.parent,
     statuses: args.statuses,
     includeCleared: args.all,
-  });
+  }).map(withSpend(reader));
   if (args.json) return io.stdout(JSON.stringify(tasks, null, 2) + "\n");
   if (tasks.length === 0) return io.stdout(noTasksMessage(args));
   io.stdout(formatTable(tasks, COLUMNS) + "\n" + summary(tasks) + "\n");
+}
+
+/** Each task with its spend and its descendants' (as background_output sums it); no field before its first model request. */
+function withSpend(reader: ReadModel): (task: ProjectTask, index: number, all: ProjectTask[]) => SpentTask {
+  let trees: Map<string, Spend> | undefined;
+  return (task, _index, all) => {
+    trees ??= reader.spend.trees(all);
+    const spend = trees.get(spendKey(task.projectId, task.id));
+    return spend ? { ...task, spend } : task;
+  };
 }
 
 function summary(tasks: ProjectTask[]): string {

@@ -5,6 +5,7 @@ import { dashboardCommand } from "./dashboard-command.ts";
 import { automationsCommand, runsCommand } from "./automations-command.ts";
 import { webhooksCommand } from "./webhooks-command.ts";
 import { workersCommand } from "./workers-command.ts";
+import { costsCommand } from "./costs-command.ts";
 import { exportCommand } from "./export-command.ts";
 import { HELP_TEXT } from "./help-text.ts";
 import { listCommand } from "./list-command.ts";
@@ -36,6 +37,7 @@ export function main(argv: string[], io: CliIo = processIo): number | Promise<nu
       if (args.command === "runs") runsCommand(reader, args, io);
       if (args.command === "webhooks") waiting = webhooksCommand(reader, dbPath, args, io);
       if (args.command === "workers") workersCommand(reader, args, io);
+      if (args.command === "costs") costsCommand(reader, args, io);
       if (args.command === "proposals") waiting = proposalsCommand(reader, dbPath, args, io);
     } finally {
       reader.close();

@@ -1,8 +1,9 @@
 import { parseArgs } from "node:util";
 import type { TaskStatus } from "../core/task.ts";
+import type { CostGrouping } from "../cost/cost-report.ts";
 import { usageError } from "./cli-error.ts";
 
-export type CliCommand = "list" | "show" | "export" | "dashboard" | "automations" | "runs" | "webhooks" | "proposals" | "workers" | "help";
+export type CliCommand = "list" | "show" | "export" | "dashboard" | "automations" | "runs" | "webhooks" | "proposals" | "workers" | "costs" | "help";
 
 export type CliArgs = {
   command: CliCommand;
@@ -22,6 +23,9 @@ export type CliArgs = {
   open?: boolean;
   /** proposals approve: approve the version printed without asking (for scripts). */
   yes?: boolean;
+  /** costs: how far back (ms), and what the rows are. */
+  sinceMs?: number;
+  by?: CostGrouping;
 };
 
 const OPTIONS = {
@@ -37,6 +41,8 @@ const OPTIONS = {
   open: { type: "boolean" },
   "show-secret": { type: "boolean" },
   yes: { type: "boolean", short: "y" },
+  since: { type: "string" },
+  by: { type: "string" },
 } as const;
 
 const ALLOWED_OPTIONS: Record<Exclude<CliCommand, "help">, string[]> = {
@@ -49,6 +55,7 @@ const ALLOWED_OPTIONS: Record<Exclude<CliCommand, "help">, string[]> = {
   webhooks: ["db", "project", "json", "show-secret"],
   proposals: ["db", "project", "json", "yes"],
   workers: ["db", "project", "json"],
+  costs: ["db", "project", "json", "since", "by"],
 };
 
 const STATUSES: Record<TaskStatus, true> = { queued: true, running: true, resumed: true, completed: true, error: true, cancelled: true };
@@ -58,7 +65,7 @@ export function parseCliArgs(argv: string[]): CliArgs {
   const [command, ...operands] = positionals;
   if (values.help || command === "help") return { command: "help", operands: [], all: false, json: false };
   if (command === undefined) throw usageError("No command given.");
-  if (!isCommand(command)) throw usageError(`Unknown command '${command}'. Commands: list, show, export, dashboard, automations, runs, webhooks, proposals, workers.`);
+  if (!isCommand(command)) throw usageError(`Unknown command '${command}'. Commands: list, show, export, dashboard, automations, runs, webhooks, proposals, workers, costs.`);
   for (const name of Object.keys(values)) {
     if (!ALLOWED_OPTIONS[command].includes(name)) throw usageError(`--${name} does not apply to ${command}.`);
   }
@@ -74,6 +81,7 @@ export function parseCliArgs(argv: string[]): CliArgs {
     json: values.json ?? false,
     ...(command === "webhooks" ? { showSecret: values["show-secret"] ?? false } : {}),
     ...(command === "proposals" ? { yes: values.yes ?? false } : {}),
+    ...(command === "costs" ? { sinceMs: parseSince(values.since), by: parseBy(values.by) } : {}),
     ...(command === "dashboard" ? { port: parsePort(values.port), host: values.host ?? "127.0.0.1", open: values.open ?? false } : {}),
   };
 }
@@ -83,6 +91,23 @@ function parsePort(value: string | undefined): number {
   const port = Number(value);
   if (!/^\d+$/.test(value) || port > 65535) throw usageError(`--port ${value} is not a port; give a number from 0 to 65535 (0 picks a free one).`);
   return port;
+}
+
+const UNIT_MS: Record<string, number> = { h: 3_600_000, d: 86_400_000 };
+const GROUPINGS: CostGrouping[] = ["automation", "model", "day"];
+
+/** `--since 24h`, `7d`, `30d`: a whole number of hours or days back (default 7d). */
+function parseSince(value: string | undefined): number {
+  if (value === undefined) return 7 * UNIT_MS.d!;
+  const match = /^(\d{1,5})([hd])$/.exec(value);
+  if (!match || Number(match[1]) === 0) throw usageError(`--since ${value} is not a duration; give hours or days, e.g. --since 24h, 7d or 30d.`);
+  return Number(match[1]) * UNIT_MS[match[2]!]!;
+}
+
+function parseBy(value: string | undefined): CostGrouping {
+  if (value === undefined) return "automation";
+  if (!(GROUPINGS as string[]).includes(value)) throw usageError(`--by ${value} is not a grouping; use --by automation, --by model or --by day.`);
+  return value as CostGrouping;
 }
 
 function parseStrict(argv: string[]) {

@@ -8,15 +8,18 @@ import type { CliArgs } from "./parse-cli-args.ts";
 import { formatElapsed, formatTime } from "../core/format-time.ts";
 import { evidenceDetails } from "../evidence/evidence-summary.ts";
 import { workerText } from "./workers-command.ts";
+import { formatSpend } from "../cost/format-spend.ts";
+import { spendKey } from "../store/reads/spend-reads.ts";
 
 export function showCommand(reader: ReadModel, args: CliArgs, io: CliIo): void {
   const task = findOne(reader, args.operands[0]!);
   const events = reader.tasks.events(task.projectId, task.id);
   const evidence = reader.tasks.evidence(task);
-  if (args.json) return io.stdout(JSON.stringify({ ...task, events, evidence }, null, 2) + "\n");
+  const spend = reader.spend.trees([task]).get(spendKey(task.projectId, task.id));
+  if (args.json) return io.stdout(JSON.stringify({ ...task, ...(spend ? { spend } : {}), events, evidence }, null, 2) + "\n");
   const evidenceText = evidence.map(evidenceDetails).join("\n") + "\n";
   const where = task.worker === undefined ? "local" : workerText(task.worker, reader.workers.list(task.projectId).find((w) => w.name === task.worker));
-  io.stdout([details(task, where), text("Prompt", task.prompt), outcome(task), evidenceText, timeline(task, events)].join("\n"));
+  io.stdout([details(task, where, spend ? formatSpend(spend) : "nothing yet"), text("Prompt", task.prompt), outcome(task), evidenceText, timeline(task, events)].join("\n"));
 }
 
 function findOne(reader: ReadModel, prefix: string): ProjectTask {
@@ -30,7 +33,7 @@ function findOne(reader: ReadModel, prefix: string): ProjectTask {
   throw new CliError([`'${prefix}' matches ${matches.length} tasks; give more of the id:`, ...shown, ...more].join("\n"), 1);
 }
 
-function details(task: ProjectTask, where: string): string {
+function details(task: ProjectTask, where: string, spent: string): string {
   const fields: [string, string][] = [
     ["Project", task.projectId],
     ["Status", task.clearedAt === undefined ? task.status : `${task.status} (cleared)`],
@@ -42,6 +45,7 @@ function details(task: ProjectTask, where: string): string {
     ["Forked", task.isForked ? "yes" : "no"],
     ["Resumed", `${task.resumeCount} time${task.resumeCount === 1 ? "" : "s"}`],
     ["Progress", progress(task)],
+    ["Spent", `${spent} (with the tasks it launched)`],
     ["Created", formatTime(task.createdAt)],
     ["Started", formatTime(task.startedAt)],
     ["Prompted", formatTime(task.promptedAt)],

@@ -39,8 +39,8 @@ describe("CLI: automations and runs", () => {
   it("runs <id> prints the history newest first; a bad id says how to find one", () => {
     const out = run(["runs", id.slice(0, 6), "--db", db.path]);
     assert.equal(out.code, 0, out.stderr);
-    assert.match(out.stdout, /^WHEN +RUN +STATUS +DURATION +FIRED BY +NOTIFIED +RESULT$/m);
-    assert.match(out.stdout, /20\d\d-\S+Z +#1 +completed +\d+\.\ds +every 1m, planned \S+ +no: notify: never \(history only\) +all good$/m);
+    assert.match(out.stdout, /^WHEN +RUN +STATUS +DURATION +SPENT +FIRED BY +NOTIFIED +RESULT$/m);
+    assert.match(out.stdout, /20\d\d-\S+Z +#1 +completed +\d+\.\ds +- +every 1m, planned \S+ +no: notify: never \(history only\) +all good$/m);
     const json = JSON.parse(run(["runs", id, "--db", db.path, "--json"]).stdout);
     assert.equal(json.runs[0].status, "completed");
     const bad = run(["runs", "au_nope", "--db", db.path]);

@@ -73,7 +73,7 @@ describe("opencode-errands CLI", () => {
     const { code, stdout, stderr } = runDb("list");
     assert.equal(code, 0, stderr);
     const [header, ...rows] = lines(stdout);
-    assert.match(header!, /^ID\s+STATUS\s+AGENT\s+WHERE\s+PROJECT\s+CREATED\s+DESCRIPTION$/);
+    assert.match(header!, /^ID\s+STATUS\s+AGENT\s+WHERE\s+PROJECT\s+CREATED\s+SPENT\s+DESCRIPTION$/);
     assert.deepEqual(
       rows.slice(0, 3).map((row) => row.split(/\s{2,}/).slice(0, 6)),
       [
@@ -216,7 +216,7 @@ describe("opencode-errands CLI", () => {
   it("wrong usage exits 2 with a pointer to --help", () => {
     const cases: [string[], RegExp][] = [
       [[], /No command given/],
-      [["frob"], /Unknown command 'frob'\. Commands: list, show, export, dashboard, automations, runs, webhooks, proposals, workers\./],
+      [["frob"], /Unknown command 'frob'\. Commands: list, show, export, dashboard, automations, runs, webhooks, proposals, workers, costs\./],
       [["list", "--status", "done"], /Unknown status 'done'\. Statuses: queued, running, resumed, completed, error, cancelled\./],
       [["show"], /show needs a task id/],
       [["show", "a", "b"], /show takes one task id/],

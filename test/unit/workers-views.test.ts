@@ -233,7 +233,7 @@ describe("workers in the read model, the dashboard and the CLI", () => {
       const { code, stdout, stderr } = cli("list", "--project", "proj", "--db", db);
       assert.equal(code, 0, stderr);
       const [header, ...rows] = stdout.trimEnd().split("\n");
-      assert.match(header!, /^ID\s+STATUS\s+AGENT\s+WHERE\s+PROJECT\s+CREATED\s+DESCRIPTION$/);
+      assert.match(header!, /^ID\s+STATUS\s+AGENT\s+WHERE\s+PROJECT\s+CREATED\s+SPENT\s+DESCRIPTION$/);
       const where = (id: string) => rows.find((r) => r.startsWith(id))?.split(/\s{2,}/)[3];
       assert.deepEqual(["ses_box1", "ses_spare1", "ses_local1"].map(where), ["box", "spare", "local"]);
       const tasks = JSON.parse(cli("list", "--json", "--db", db).stdout) as Task[];

@@ -2,6 +2,7 @@ import type { InboxCommand } from "../../inbox/inbox-command.ts";
 import { rowToCommand } from "../command-repository.ts";
 import { AutomationReads } from "./automation-reads.ts";
 import { ReadConnection } from "./read-connection.ts";
+import { SpendReads } from "./spend-reads.ts";
 import { TaskReads } from "./task-reads.ts";
 import { WorkerReads } from "./worker-reads.ts";
 
@@ -9,7 +10,7 @@ export type ProjectRef = { id: string; directory?: string };
 
 /**
  * What the command line and the dashboard read, across every project, split by concern: tasks,
- * automations (with their runs) and workers. The plugin itself writes through the Store, scoped
+ * automations (with their runs), workers and spend. The plugin itself writes through the Store, scoped
  * to one project. One read-only connection that never blocks the plugin's writers; the
  * dashboard's queries are bounded, so a page costs the same with 10 or 10,000 tasks stored.
  */
@@ -17,6 +18,7 @@ export class ReadModel {
   readonly tasks: TaskReads;
   readonly automations: AutomationReads;
   readonly workers: WorkerReads;
+  readonly spend: SpendReads;
 
   /** Opens read-only; never creates the file. Throws StoreUnavailableError. */
   static open(path: string): ReadModel {
@@ -27,6 +29,7 @@ export class ReadModel {
     this.tasks = new TaskReads(connection);
     this.automations = new AutomationReads(connection);
     this.workers = new WorkerReads(connection);
+    this.spend = new SpendReads(connection);
   }
 
   get path(): string {

@@ -1,0 +1,88 @@
+import type { Spend } from "../../cost/spend.ts";
+import type { SqlRow } from "../sqlite-driver.ts";
+import type { ReadConnection } from "./read-connection.ts";
+
+/** A task by project and id, as the spend reads take and key them. */
+export type TaskRef = { projectId: string; id: string };
+/** A task's own spend (its child session's model requests) with what `costs` groups it by. */
+export type SpentTask = TaskRef & { parentId: string; createdAt: number; model: string; spend: Spend };
+/** Every task with its parent, spent or not: the links `costs` walks up to find who launched a spend. */
+export type TaskLink = TaskRef & { parentId: string; createdAt: number };
+/** A task an automation run launched (the first run that linked it), with the automation's title. */
+export type RunTask = TaskRef & { automationId: string; title?: string };
+
+const SUMS = `SUM(s.input) AS input, SUM(s.output) AS output, SUM(s.reasoning) AS reasoning, SUM(s.cache_read) AS cache_read,
+  SUM(s.cache_write) AS cache_write, SUM(s.cost_usd) AS cost_usd, COUNT(*) AS requests`;
+
+// Each root with every task below it (cleared ones too: they spent all the same); UNION stops a cycle.
+const TREES = `WITH RECURSIVE tree(project_id, root, id) AS (
+    SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[1]') FROM json_each(?)
+    UNION SELECT tree.project_id, tree.root, t.id FROM tree JOIN tasks t ON t.project_id = tree.project_id AND t.parent_session_id = tree.id)
+  SELECT tree.project_id, tree.root, ${SUMS} FROM tree JOIN task_spend s ON s.project_id = tree.project_id AND s.task_id = tree.id
+  GROUP BY tree.project_id, tree.root`;
+
+/** What model requests cost, per task and per task tree; empty in a database from before migration 21. */
+export class SpendReads {
+  constructor(private readonly connection: ReadConnection) {}
+
+  /**
+   * Each task's spend with its descendants' (the same sum background_output shows), keyed by
+   * `spendKey`; tasks without any model request are absent.
+   */
+  trees(tasks: readonly TaskRef[]): Map<string, Spend> {
+    const out = new Map<string, Spend>();
+    if (tasks.length === 0 || !this.connection.has("task_spend")) return out;
+    const roots = JSON.stringify(tasks.map((t) => [t.projectId, t.id]));
+    for (const row of this.connection.sql(TREES).all(roots)) out.set(spendKey(String(row.project_id), String(row.root)), toSpend(row));
+    return out;
+  }
+
+  /** Every task's own spend, with its parent, creation time and model (`providerID/modelID`). */
+  spentTasks(projectId?: string): SpentTask[] {
+    if (!this.connection.has("task_spend")) return [];
+    return this.connection.sql(`SELECT t.project_id, t.id, t.parent_session_id, t.created_at, t.model, ${SUMS}
+      FROM task_spend s JOIN tasks t ON t.project_id = s.project_id AND t.id = s.task_id
+      ${projectId ? "WHERE s.project_id = ?" : ""} GROUP BY t.project_id, t.id`).all(...(projectId ? [projectId] : []))
+      .map((row) => ({ ...toLink(row), model: modelName(row.model), spend: toSpend(row) }));
+  }
+
+  /** Every task's parent (cleared tasks too). */
+  links(projectId?: string): TaskLink[] {
+    return this.connection.sql(`SELECT project_id, id, parent_session_id, created_at FROM tasks ${projectId ? "WHERE project_id = ?" : ""}`)
+      .all(...(projectId ? [projectId] : [])).map(toLink);
+  }
+
+  /** The tasks automation runs launched (SQLite takes the bare columns from the MIN row: the first run that linked it). */
+  runTasks(projectId?: string): RunTask[] {
+    if (!this.connection.has("automation_runs")) return [];
+    return this.connection.sql(`SELECT r.project_id, r.task_id, r.automation_id, a.title, MIN(r.id) AS first_run FROM automation_runs r
+      LEFT JOIN automations a ON a.project_id = r.project_id AND a.id = r.automation_id
+      WHERE r.task_id IS NOT NULL ${projectId ? "AND r.project_id = ?" : ""} GROUP BY r.project_id, r.task_id`)
+      .all(...(projectId ? [projectId] : [])).map((row) => ({
+        projectId: String(row.project_id), id: String(row.task_id), automationId: String(row.automation_id),
+        ...(row.title == null ? {} : { title: String(row.title) }),
+      }));
+  }
+}
+
+/** How `trees` keys a task. */
+export function spendKey(projectId: string, taskId: string): string {
+  return `${projectId}\u0000${taskId}`;
+}
+
+function toLink(row: SqlRow): TaskLink {
+  return { projectId: String(row.project_id), id: String(row.id), parentId: String(row.parent_session_id), createdAt: Number(row.created_at) };
+}
+
+function modelName(json: unknown): string {
+  const ref = JSON.parse(String(json)) as { providerID?: string; modelID?: string };
+  return `${ref.providerID ?? "?"}/${ref.modelID ?? "?"}`;
+}
+
+function toSpend(row: SqlRow): Spend {
+  return {
+    tokens: { input: Number(row.input), output: Number(row.output), reasoning: Number(row.reasoning), cacheRead: Number(row.cache_read), cacheWrite: Number(row.cache_write) },
+    costUsd: Number(row.cost_usd),
+    requests: Number(row.requests),
+  };
+}
