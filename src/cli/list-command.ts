@@ -22,25 +22,24 @@ const COLUMNS: Column<SpentTask>[] = [
 ];
 
 export function listCommand(reader: ReadModel, args: CliArgs, io: CliIo): void {
-  const tasks = reader.tasks.list({
+  const tasks = withSpend(reader, reader.tasks.list({
     projectId: args.project,
     parentSessionID: args.parent,
     statuses: args.statuses,
     includeCleared: args.all,
-  }).map(withSpend(reader));
+  }));
   if (args.json) return io.stdout(JSON.stringify(tasks, null, 2) + "\n");
   if (tasks.length === 0) return io.stdout(noTasksMessage(args));
   io.stdout(formatTable(tasks, COLUMNS) + "\n" + summary(tasks) + "\n");
 }
 
 /** Each task with its spend and its descendants' (as background_output sums it); no field before its first model request. */
-function withSpend(reader: ReadModel): (task: ProjectTask, index: number, all: ProjectTask[]) => SpentTask {
-  let trees: Map<string, Spend> | undefined;
-  return (task, _index, all) => {
-    trees ??= reader.spend.trees(all);
+function withSpend(reader: ReadModel, tasks: ProjectTask[]): SpentTask[] {
+  const trees = reader.spend.trees(tasks);
+  return tasks.map((task) => {
     const spend = trees.get(spendKey(task.projectId, task.id));
     return spend ? { ...task, spend } : task;
-  };
+  });
 }
 
 function summary(tasks: ProjectTask[]): string {
