@@ -1,6 +1,7 @@
 import { describe, it, after } from "node:test";
 import assert from "node:assert/strict";
-import { startStack, call, taskIdsIn, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
+import { startStack, call, pluginDbPath, taskIdsIn, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
+import { main } from "../../src/cli/main.ts";
 import { defaultResponder, lastUserText, messageText, trailingToolResults, type MockReply, type MockRequest } from "../harness/mock-model.ts";
 
 /**
@@ -91,5 +92,27 @@ describe("what background work costs, on the real host", () => {
     const list = await lastOutput(parent, "background_list", {});
     assert.match(list, new RegExp(`^${child}.*  cost \\$0\\.135 · 25\\.0k tok$`, "m"), list);
     assert.match(list, new RegExp(`└ ${grandchild}.*  cost \\$0\\.054 · 10\\.0k tok$`, "m"), list);
+  });
+
+  it("the CLI reads the same spend from the server's database: show as background_output, costs summing both trees", async () => {
+    const cli = (argv: string[]) => {
+      let stdout = "";
+      const code = main([...argv, "--db", pluginDbPath(stack.server)], { stdout: (t) => void (stdout += t), stderr: (t) => void (stdout += t), env: {}, now: Date.now });
+      assert.equal(code, 0, stdout);
+      return stdout;
+    };
+    const tasks = JSON.parse(cli(["list", "--json"])) as Array<{ id: string; parentSessionID: string; spend?: { costUsd: number; requests: number } }>;
+    const ids = new Set(tasks.map((t) => t.id));
+    const launched = tasks.filter((t) => !ids.has(t.parentSessionID));
+    assert.equal(launched.length, 2, "two tasks launched from parent sessions (the grandchild is below one)");
+    for (const task of launched) {
+      const output = await lastOutput(task.parentSessionID, "background_output", { task_id: task.id });
+      const spent = /^Spent: (.*) \(with the tasks it launched\)$/m.exec(output)?.[1];
+      assert.match(cli(["show", task.id]), new RegExp(`^  Spent {8}${spent!.replace(/[$.]/g, "\\$&")} \\(with`, "m"));
+    }
+    const report = JSON.parse(cli(["costs", "--json", "--since", "24h"]));
+    assert.deepEqual(report.rows.map((r: { label: string; requests: number; tasks: number }) => [r.label, r.requests, r.tasks]), [["(direct tasks)", 8, 2]]);
+    assert.equal(report.rows[0].cost, "$0.216");
+    assert.equal(report.total.costUsd, launched.reduce((sum, t) => sum + t.spend!.costUsd, 0));
   });
 });
