@@ -64,6 +64,8 @@ describe("proposals on the dashboard and the command line, on a real OpenCode", 
       return runRequest(marker);
     }, { timeoutMs: 20_000, what: `a run of the approved proposal (${marker})` });
     assert.deepEqual(await pendingPermissions(stack), []);
+    // The run's notice reaches the parent; a next CALL said before it could be answered as the notice's turn.
+    await waitUntil(async () => (await stack.notifications(parent)).some((text) => text.includes(marker)), { timeoutMs: 20_000, what: `the notice of ${marker}` });
   };
 
   it("Approve on the page enables a proposal with no permission prompt, and it fires", async () => {
