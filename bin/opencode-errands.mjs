@@ -3,13 +3,13 @@
 // checkout has no dist/: there the TypeScript sources run through tsx, a dev dependency.
 import { existsSync } from "node:fs";
 
-const compiled = new URL("../dist/cli/main.js", import.meta.url);
+const compiled = new URL("../dist/bin/main.js", import.meta.url);
 let main;
 if (existsSync(compiled)) {
   ({ main } = await import(compiled.href));
 } else {
   const { register } = await import("tsx/esm/api");
   register();
-  ({ main } = await import("../src/cli/main.ts"));
+  ({ main } = await import("../src/bin/main.ts"));
 }
 process.exitCode = await main(process.argv.slice(2));

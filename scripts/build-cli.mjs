@@ -13,8 +13,8 @@ if (!process.argv.includes("--clean")) {
     stdio: "inherit",
   });
   if (tsc.status !== 0) process.exit(tsc.status ?? 1);
-  if (!existsSync(`${dist}/cli/main.js`)) {
-    console.error("build-cli: tsc finished but dist/cli/main.js is missing");
+  if (!existsSync(`${dist}/bin/main.js`)) {
+    console.error("build-cli: tsc finished but dist/bin/main.js is missing");
     process.exit(1);
   }
 }

@@ -1,10 +1,18 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { startDashboard, type Dashboard } from "../dashboard/dashboard-server.ts";
-import { readTokenFile } from "../dashboard/token-file.ts";
+import type { Dashboard, DashboardOptions } from "../dashboard/dashboard-server.ts";
 import type { CliIo } from "./cli-io.ts";
 import { openReader } from "./open-reader.ts";
 import type { CliArgs } from "./parse-cli-args.ts";
+
+/**
+ * The dashboard, given by the CLI's entry (src/bin/main.ts): the CLI never imports the dashboard
+ * and the dashboard never imports the CLI.
+ */
+export type DashboardStarter = {
+  start(config: DashboardOptions): Promise<Dashboard>;
+  readTokenFile(dbPath: string, port: number): string | undefined;
+};
 
 /**
  * `dashboard`: serves the page until Ctrl-C. Returns 0 at once (the server keeps the process
@@ -12,10 +20,10 @@ import type { CliArgs } from "./parse-cli-args.ts";
  * path the database may not exist yet (the plugin has not run): the page waits for it. A path
  * given with --db must exist.
  */
-export function dashboardCommand(dbPath: string, args: CliArgs, io: CliIo): number {
+export function dashboardCommand(dbPath: string, args: CliArgs, io: CliIo, dashboard: DashboardStarter): number {
   const waiting = args.db === undefined && !existsSync(dbPath);
   if (!waiting) openReader(dbPath).close(); // the same clear message as list/show for a missing or foreign file
-  startDashboard({ dbPath, port: args.port ?? 4098, host: args.host ?? "127.0.0.1" })
+  dashboard.start({ dbPath, port: args.port ?? 4098, host: args.host ?? "127.0.0.1" })
     .then((dashboard) => {
       const note = waiting ? "There is no database there yet: the page says how to get one, and fills in when the plugin creates it.\n" : "";
       io.stdout(`Dashboard for ${dbPath}\n  ${dashboard.url}\nOpen that URL (it carries the access token). Ctrl-C stops it.\n${note}`);
@@ -27,7 +35,7 @@ export function dashboardCommand(dbPath: string, args: CliArgs, io: CliIo): numb
     })
     .catch(async (error: unknown) => {
       const code = (error as { code?: string }).code;
-      const running = code === "EADDRINUSE" ? await runningDashboardUrl(dbPath, args) : undefined;
+      const running = code === "EADDRINUSE" ? await runningDashboardUrl(dbPath, args, dashboard) : undefined;
       if (running) return openRunning(running, dbPath, args, io);
       const hint = code === "EADDRINUSE" ? ` Port ${args.port} is taken: pass --port <another> (or 0 for any free one).` : "";
       io.stderr(`The dashboard could not start: ${error instanceof Error ? error.message : String(error)}.${hint}\n`);
@@ -41,8 +49,8 @@ export function dashboardCommand(dbPath: string, args: CliArgs, io: CliIo): numb
  * dashboardPort), its signed-in URL, from the token file the plugin left for the user, checked
  * against the server (a stale file from a crash gets a 401).
  */
-async function runningDashboardUrl(dbPath: string, args: CliArgs): Promise<string | undefined> {
-  const token = readTokenFile(dbPath, args.port!);
+async function runningDashboardUrl(dbPath: string, args: CliArgs, dashboard: DashboardStarter): Promise<string | undefined> {
+  const token = dashboard.readTokenFile(dbPath, args.port!);
   if (!token) return undefined;
   const host = args.host === "0.0.0.0" || args.host === "::" || !args.host ? "127.0.0.1" : args.host;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${args.port}/?token=${encodeURIComponent(token)}`;

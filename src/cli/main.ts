@@ -1,7 +1,7 @@
 import { defaultDbPath } from "../store/default-db-path.ts";
 import { CliError } from "./cli-error.ts";
 import { processIo, type CliIo } from "./cli-io.ts";
-import { dashboardCommand } from "./dashboard-command.ts";
+import { dashboardCommand, type DashboardStarter } from "./dashboard-command.ts";
 import { automationsCommand, runsCommand } from "./automations-command.ts";
 import { webhooksCommand } from "./webhooks-command.ts";
 import { workersCommand } from "./workers-command.ts";
@@ -14,11 +14,15 @@ import { parseCliArgs } from "./parse-cli-args.ts";
 import { showCommand } from "./show-command.ts";
 import { proposalsCommand } from "./proposals-command.ts";
 
+/** What the CLI's entry gives it: the dashboard, which the CLI itself does not import. */
+export type CliParts = { dashboard?: DashboardStarter };
+
 /**
  * `opencode-errands <command>` (Node). Returns the exit code: 0 ok, 1 failure, 2 usage;
- * a promise of it for a command that waits (proposals approve|reject).
+ * a promise of it for a command that waits (proposals approve|reject). The installed binary runs
+ * src/bin/main.ts, which passes the dashboard in.
  */
-export function main(argv: string[], io: CliIo = processIo): number | Promise<number> {
+export function main(argv: string[], io: CliIo = processIo, parts: CliParts = {}): number | Promise<number> {
   try {
     const args = parseCliArgs(argv);
     if (args.command === "help") {
@@ -26,7 +30,10 @@ export function main(argv: string[], io: CliIo = processIo): number | Promise<nu
       return 0;
     }
     const dbPath = args.db ?? defaultDbPath(io.env);
-    if (args.command === "dashboard") return dashboardCommand(dbPath, args, io);
+    if (args.command === "dashboard") {
+      if (!parts.dashboard) throw new CliError("The dashboard is not part of this entry point; run the opencode-errands binary (src/bin/main.ts).", 1);
+      return dashboardCommand(dbPath, args, io, parts.dashboard);
+    }
     const reader = openReader(dbPath);
     let waiting: Promise<number> | undefined;
     try {

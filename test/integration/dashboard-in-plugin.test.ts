@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { main } from "../../src/cli/main.ts";
+import { main } from "../../src/bin/main.ts";
 import { CommandRepository } from "../../src/store/command-repository.ts";
 import { openSqlite } from "../../src/store/sqlite-driver.ts";
 import { launchTask, call, pluginDbPath, startStack, taskIdsIn, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";

@@ -47,7 +47,7 @@ describe("the packed package, installed from its tarball", () => {
     const found = packageDirs(join(app, "node_modules")).filter((dir) => DEV_ONLY.test(dir));
     assert.deepEqual(found, []);
     assert.equal(existsSync(join(app, "node_modules/@opencode-ai/sdk/package.json")), true, "the plugin package brings the SDK itself");
-    assert.ok(existsSync(join(installed, "dist/cli/main.js")));
+    assert.ok(existsSync(join(installed, "dist/bin/main.js")));
     assert.match(readFileSync(join(installed, "LICENSE"), "utf8"), /^MIT License\n\nCopyright \(c\) 2026 opencode-errands contributors/);
     const manifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8"));
     assert.equal(manifest.engines.node, ">=20");
