@@ -5,6 +5,7 @@ import type { ParentNotifier } from "./parent-notifier.ts";
 import type { TaskLifecycle } from "./task-lifecycle.ts";
 import type { FirstPrompt, TaskScheduler } from "./task-scheduler.ts";
 import type { Choice, Placement } from "./placement.ts";
+import type { Budget } from "./budget.ts";
 
 export type LaunchInput = {
   parentSessionID: string;
@@ -22,6 +23,8 @@ export type LaunchInput = {
   extras?: unknown;
   /** Where the child runs: a worker's name, "local" (the default) or "auto". */
   worker?: string;
+  /** The task tree's spending limit; absent: the taskBudget option's, else none. */
+  budget?: Budget;
   /**
    * Called inside the transaction that saves the new task, before it can start or settle: a layer
    * above links its own row to the task there (an automation run's task_id), so a settle always finds it.
@@ -95,7 +98,7 @@ export class TaskLauncher {
       parentAgent: input.parentAgent, parentModel: input.parentModel, status: "queued",
       isForked: Boolean(input.fork), resumeCount: 0, ...(input.notify === false ? { notify: false } : {}),
       progress: { toolCalls: 0, lastTools: [], lastActivityAt: now }, createdAt: now, promptedAt: now,
-      ...(worker ? { worker } : {}),
+      ...(worker ? { worker } : {}), ...(input.budget ? { budget: { ...input.budget } } : {}),
     };
     const { store } = ctx;
     // Saved and given a slot in one transaction: "queued" is said only when the task really waits.

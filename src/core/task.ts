@@ -1,4 +1,5 @@
 /** A background task: one child session working for a parent session. */
+import type { Budget } from "./budget.ts";
 
 export type TaskStatus = "queued" | "running" | "completed" | "error" | "cancelled" | "resumed";
 
@@ -63,6 +64,8 @@ export type Task = {
   clearedAt?: number;
   /** The worker (another OpenCode server) the child runs on; absent: this OpenCode. */
   worker?: string;
+  /** Its spending limit, counted over the task with its descendants; absent: none. */
+  budget?: Budget;
 };
 
 const ALLOWED: Record<TaskStatus, readonly TaskStatus[]> = {

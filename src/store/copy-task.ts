@@ -12,6 +12,7 @@ export function copyTask<T extends TaskSummary>(task: T): T {
     progress: { ...task.progress, lastTools: [...task.progress.lastTools] },
   };
   if (task.parentModel) copy.parentModel = { ...task.parentModel };
+  if (task.budget) copy.budget = { ...task.budget };
   const fields = copy as Record<string, unknown>;
   for (const key of OPTIONAL_KEYS) if (fields[key] === undefined) delete fields[key];
   return copy;

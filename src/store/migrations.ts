@@ -456,6 +456,14 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX automation_runs_event_once ON automation_runs (project_id, trigger_id, event_key) WHERE event_key IS NOT NULL;
     `,
   },
+  {
+    version: 23,
+    name: "a task's budget: the most its tree (the task with its descendants) may spend",
+    sql: `
+      ALTER TABLE tasks ADD COLUMN budget_usd REAL;       -- NULL: no USD limit
+      ALTER TABLE tasks ADD COLUMN budget_tokens INTEGER; -- input + output + reasoning; NULL: no token limit
+    `,
+  },
 ];
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (

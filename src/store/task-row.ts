@@ -1,5 +1,6 @@
 import type { ModelRef, Task, TaskStatus } from "../core/task.ts";
 import type { TaskSummary } from "../core/task-summary.ts";
+import type { Budget } from "../core/budget.ts";
 import type { SqlRow, SqlValue } from "./sqlite-driver.ts";
 
 /** The tasks table's columns, in the order `taskToParams` binds them. */
@@ -30,6 +31,8 @@ export const TASK_COLUMNS = [
   "started_at",
   "notify",
   "worker",
+  "budget_usd",
+  "budget_tokens",
 ] as const;
 
 export function taskToParams(projectId: string, task: Task): SqlValue[] {
@@ -60,6 +63,8 @@ export function taskToParams(projectId: string, task: Task): SqlValue[] {
     task.startedAt ?? null,
     task.notify === false ? 0 : 1,
     task.worker ?? null,
+    task.budget?.usd ?? null,
+    task.budget?.tokens ?? null,
   ];
 }
 
@@ -102,5 +107,14 @@ export function rowToSummary(row: SqlRow): TaskSummary {
   if (row.started_at !== null && row.started_at !== undefined) task.startedAt = row.started_at as number;
   if (row.notify === 0) task.notify = false;
   if (typeof row.worker === "string") task.worker = row.worker;
+  const budget = budgetOf(row);
+  if (budget) task.budget = budget;
   return task;
+}
+
+function budgetOf(row: SqlRow): Budget | undefined {
+  const usd = typeof row.budget_usd === "number" ? row.budget_usd : undefined;
+  const tokens = typeof row.budget_tokens === "number" ? row.budget_tokens : undefined;
+  if (usd === undefined && tokens === undefined) return undefined;
+  return { ...(usd !== undefined ? { usd } : {}), ...(tokens !== undefined ? { tokens } : {}) };
 }
