@@ -10,6 +10,10 @@ export type SpentTask = TaskRef & { parentId: string; createdAt: number; model: 
 export type TaskLink = TaskRef & { parentId: string; createdAt: number };
 /** A task an automation run launched (the first run that linked it), with the automation's title. */
 export type RunTask = TaskRef & { automationId: string; title?: string };
+/** One model request of a task's child session (one assistant message), as the store keeps it: no model, no time. */
+export type SpentRequest = { messageId: string; spend: Spend };
+/** Firings an automation skipped for its daily budget since a time: how many, and the newest reason. */
+export type BudgetSkip = { projectId: string; automationId: string; title?: string; count: number; reason: string; at: number };
 
 const SUMS = `SUM(s.input) AS input, SUM(s.output) AS output, SUM(s.reasoning) AS reasoning, SUM(s.cache_read) AS cache_read,
   SUM(s.cache_write) AS cache_write, SUM(s.cost_usd) AS cost_usd, COUNT(*) AS requests`;
@@ -37,13 +41,54 @@ export class SpendReads {
     return out;
   }
 
-  /** Every task's own spend, with its parent, creation time and model (`providerID/modelID`). */
-  spentTasks(projectId?: string): SpentTask[] {
+  /**
+   * Every task's own spend, with its parent, creation time and model (`providerID/modelID`); with
+   * `since`, only tasks created since then (a task is never older than the task that launched it).
+   */
+  spentTasks(projectId?: string, since?: number): SpentTask[] {
     if (!this.connection.has("task_spend")) return [];
+    const where = [...(projectId ? ["s.project_id = ?"] : []), ...(since !== undefined ? ["t.created_at >= ?"] : [])];
     return this.connection.sql(`SELECT t.project_id, t.id, t.parent_session_id, t.created_at, t.model, ${SUMS}
       FROM task_spend s JOIN tasks t ON t.project_id = s.project_id AND t.id = s.task_id
-      ${projectId ? "WHERE s.project_id = ?" : ""} GROUP BY t.project_id, t.id`).all(...(projectId ? [projectId] : []))
+      ${where.length ? `WHERE ${where.join(" AND ")}` : ""} GROUP BY t.project_id, t.id`).all(...(projectId ? [projectId] : []), ...(since !== undefined ? [since] : []))
       .map((row) => ({ ...toLink(row), model: modelName(row.model), spend: toSpend(row) }));
+  }
+
+  /** Each task's own spend (its child session's requests, without its descendants'), keyed by `spendKey`. */
+  own(tasks: readonly TaskRef[]): Map<string, Spend> {
+    const out = new Map<string, Spend>();
+    if (tasks.length === 0 || !this.connection.has("task_spend")) return out;
+    const refs = JSON.stringify(tasks.map((t) => [t.projectId, t.id]));
+    const rows = this.connection.sql(`SELECT s.project_id, s.task_id, ${SUMS} FROM task_spend s
+      JOIN (SELECT json_extract(value, '$[0]') AS project_id, json_extract(value, '$[1]') AS id FROM json_each(?)) r
+      ON s.project_id = r.project_id AND s.task_id = r.id GROUP BY s.project_id, s.task_id`).all(refs);
+    for (const row of rows) out.set(spendKey(String(row.project_id), String(row.task_id)), toSpend(row));
+    return out;
+  }
+
+  /**
+   * A task's own model requests in the order they were made: OpenCode's message ids grow with
+   * their creation time. At most `limit`, the newest kept.
+   */
+  requests(projectId: string, taskId: string, limit = 500): SpentRequest[] {
+    if (!this.connection.has("task_spend")) return [];
+    return this.connection.sql(`SELECT * FROM (SELECT message_id, input, output, reasoning, cache_read, cache_write, cost_usd, 1 AS requests
+      FROM task_spend WHERE project_id = ? AND task_id = ? ORDER BY message_id DESC LIMIT ?) ORDER BY message_id`)
+      .all(projectId, taskId, limit).map((row) => ({ messageId: String(row.message_id), spend: toSpend(row) }));
+  }
+
+  /** Firings skipped since `since` because an automation's daily budget was reached, per automation, newest first. */
+  budgetSkips(since: number, projectId?: string): BudgetSkip[] {
+    if (!this.connection.has("automation_runs")) return [];
+    return this.connection.sql(`SELECT r.project_id, r.automation_id, a.title, COUNT(*) AS n, MAX(r.created_at) AS at,
+      (SELECT skip_reason FROM automation_runs x WHERE x.project_id = r.project_id AND x.automation_id = r.automation_id
+        AND x.status = 'skipped' AND x.skip_reason LIKE 'daily budget%' ORDER BY x.id DESC LIMIT 1) AS reason
+      FROM automation_runs r LEFT JOIN automations a ON a.project_id = r.project_id AND a.id = r.automation_id
+      WHERE r.status = 'skipped' AND r.skip_reason LIKE 'daily budget%' AND r.created_at >= ? ${projectId ? "AND r.project_id = ?" : ""}
+      GROUP BY r.project_id, r.automation_id ORDER BY at DESC LIMIT 50`).all(...(projectId ? [since, projectId] : [since])).map((row) => ({
+      projectId: String(row.project_id), automationId: String(row.automation_id), ...(row.title == null ? {} : { title: String(row.title) }),
+      count: Number(row.n), reason: String(row.reason), at: Number(row.at),
+    }));
   }
 
   /** Every task's parent (cleared tasks too). */
