@@ -14,6 +14,9 @@ import { decisionButtons, proposalFields } from "./proposal-view.ts";
 import { proposalVersion } from "../proposals/proposal-version.ts";
 import { escapeInvisible, triggerInFull } from "../proposals/proposal-definition.ts";
 import { exactText } from "./exact-text.ts";
+import type { Spend } from "../cost/spend.ts";
+import { spendKey } from "../store/reads/spend-reads.ts";
+import { spendText } from "./spend-view.ts";
 import { html, type SafeHtml } from "./html.ts";
 import { duration, layout, preview, projectName, status, taskHref, time } from "./page-layout.ts";
 
@@ -28,6 +31,8 @@ export type AutomationData = {
   commands: InboxCommand[];
   /** Webhook deliveries stored and not yet fired, by trigger id (none run while no process of the project runs). */
   waiting: Map<string, number>;
+  /** Each run's task's spend with its descendants', by task id. */
+  spend: Map<string, Spend>;
 };
 
 export function readAutomation(reader: ReadModel, project: string, params: URLSearchParams): AutomationData | undefined {
@@ -37,7 +42,15 @@ export function readAutomation(reader: ReadModel, project: string, params: URLSe
   const query: RunFilter = { status: filter.status || undefined, trigger: filter.trigger || undefined, from: day(filter.from), to: plusDay(day(filter.to)) };
   const commands = reader.commands(project, 20).filter((c) => c.targetId === automation.id);
   const waiting = new Map(reader.automations.webhooks(project).filter((w) => w.automationId === automation.id).map((w) => [w.triggerId, w.waiting]));
-  return { automation, runs: reader.automations.runs(project, automation.id, query), chartRuns: reader.automations.runs(project, automation.id, { limit: 60 }), filter, commands: commands.slice(0, 5), waiting };
+  const runs = reader.automations.runs(project, automation.id, query);
+  return { automation, runs, chartRuns: reader.automations.runs(project, automation.id, { limit: 60 }), filter, commands: commands.slice(0, 5), waiting, spend: runSpend(reader, project, runs) };
+}
+
+/** A run's spend is its task's, with the tasks it launched. */
+function runSpend(reader: ReadModel, project: string, runs: Run[]): Map<string, Spend> {
+  const ids = [...new Set(runs.flatMap((r) => (r.taskId ? [r.taskId] : [])))];
+  const trees = reader.spend.trees(ids.map((id) => ({ projectId: project, id })));
+  return new Map(ids.flatMap((id) => (trees.has(spendKey(project, id)) ? [[id, trees.get(spendKey(project, id))!] as const] : [])));
 }
 
 export function automationPage(data: AutomationData, frame: { projects: ProjectRef[]; project?: string; path: string }, now: number): SafeHtml {
@@ -65,7 +78,7 @@ ${a.steps?.length ? html`<h2>Steps</h2>${stepDefinitions(a.steps)}` : ""}
 <h2>Triggers</h2>${triggerTable(a.triggers, a.enabled && a.doneAt === undefined, now, data.waiting)}</div>
 <h2>Durations and outcomes</h2><div id="chart-box" data-live>${durationChart(data.chartRuns, now)}</div>
 <h2>Run history</h2>${filterForm(data, a.triggers)}
-<div id="history" data-live>${runTable(data.runs, a.projectId, now, back)}</div>`;
+<div id="history" data-live>${runTable(data.runs, a.projectId, now, back, data.spend)}${a.sessionMode === "continue" && data.runs.length ? html`<p class="note">Runs of a continued session share one task: each shows that session's spend so far.</p>` : ""}</div>`;
   return layout({ ...frame, liveMain: false, title: a.title, attention: a.proposal || a.pausedReason || a.reportToGoneAt !== undefined ? 1 : 0 }, body);
 }
 
@@ -126,12 +139,13 @@ function workerChoice(worker: string): string {
   return worker === "auto" ? "auto: this OpenCode until its slots are full, then the healthy worker with the most free capacity" : `worker ${worker}`;
 }
 
-function runTable(runs: RunWithTask[], projectId: string, now: number, back: string): SafeHtml {
+function runTable(runs: RunWithTask[], projectId: string, now: number, back: string, spend: Map<string, Spend>): SafeHtml {
   if (runs.length === 0) return html`<p class="none">No runs match.</p>`;
-  return html`<table class="runs"><thead><tr><th>run</th><th>fired by</th><th>status</th><th>started</th><th>took</th><th>summary</th></tr></thead><tbody>
+  return html`<table class="runs"><thead><tr><th>run</th><th>fired by</th><th>status</th><th>started</th><th>took</th><th>spent</th><th>summary</th></tr></thead><tbody>
 ${runs.map((r) => html`<tr data-run="${r.id}"><td>${r.taskId ? html`<a href="${taskHref(projectId, r.taskId)}">#${r.runNo ?? "-"}</a>` : `#${r.runNo ?? "-"}`}${runWhere(r)}</td>
 <td>${r.firedBy}${r.eventSummary ? html`: ${r.eventSummary}${r.eventFolded ? ` (+${r.eventFolded} folded)` : ""}` : ""}</td><td>${status(r.status)}${inSteps(r) ? html` ${commandButton("cancel_task", projectId, runName(r.automationId, r.runNo!), back)}` : ""}</td><td>${time(r.startedAt ?? r.plannedAt ?? r.createdAt)}</td>
 <td>${r.startedAt !== undefined ? duration(r.startedAt, r.endedAt ?? now) : "-"}</td>
+<td class="spend">${spendText(r.taskId ? spend.get(r.taskId) : undefined)}</td>
 <td>${preview(r.summary ?? (r.missedCount ? `${r.missedCount} occurrence(s) missed` : r.skipReason), 160)}${r.steps?.length ? stepResults(r.steps) : ""}</td></tr>`)}</tbody></table>`;
 }
 

@@ -10,6 +10,8 @@ import { routePage } from "./dashboard-routes.ts";
 import { readCommandForm } from "./command-form.ts";
 import { LiveFeed } from "./live-feed.ts";
 import { waitingPage } from "./waiting-page.ts";
+import type { ForkMessage } from "../fork/fork-types.ts";
+import type { SessionMessages } from "./request-rows.ts";
 
 export type DashboardOptions = {
   dbPath: string;
@@ -20,7 +22,15 @@ export type DashboardOptions = {
   token?: string;
   now?: () => number;
   livePollMs?: number;
+  /**
+   * A session's messages, when OpenCode serves the dashboard (it has the host): a task page then
+   * lists each request's model, time and tool calls. The command line has none.
+   */
+  sessionMessages?: (sessionID: string) => Promise<readonly ForkMessage[]>;
 };
+
+/** How long a task page waits for the host's messages before it shows the database's figures alone. */
+const SESSION_WAIT_MS = 3000;
 
 export type Dashboard = {
   /** The URL to open: carries the token. */
@@ -83,7 +93,8 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     if (url.pathname === "/app.js") return send(res, 200, "text/javascript; charset=utf-8", APP_JS);
     if (url.pathname === "/app.css") return send(res, 200, "text/css; charset=utf-8", APP_CSS);
     const ready = reader.get();
-    const page = ready ? routePage(ready, url, now()) : waitingPage(reader.path, reader.problem, url);
+    const session = ready && url.pathname === "/task" ? await readSession(options.sessionMessages, url.searchParams.get("id")) : undefined;
+    const page = ready ? routePage(ready, url, now(), session) : waitingPage(reader.path, reader.problem, url);
     send(res, page.status, "text/html; charset=utf-8", page.body);
   }
 
@@ -110,6 +121,20 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
       writer?.close();
     },
   };
+}
+
+/** The task's child session's messages from the host, or why not; undefined when there is no host (the command line). */
+async function readSession(read: DashboardOptions["sessionMessages"], id: string | null): Promise<SessionMessages | undefined> {
+  if (!read || !id) return undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${SESSION_WAIT_MS / 1000} s`)), SESSION_WAIT_MS)));
+  try {
+    return { messages: await Promise.race([read(id), late]) };
+  } catch (error) {
+    return { unavailable: error instanceof Error ? error.message : String(error) };
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {

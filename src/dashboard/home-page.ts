@@ -8,6 +8,11 @@ import type { ProjectWorker } from "../store/reads/worker-reads.ts";
 import { html, type SafeHtml } from "./html.ts";
 import { automationHref, duration, elapsed, layout, preview, status, taskHref, time } from "./page-layout.ts";
 import { proposalList, proposalsOf } from "./proposal-view.ts";
+import { costsByDay, type DayCost } from "../cost/cost-report.ts";
+import type { Spend } from "../cost/spend.ts";
+import { spendKey } from "../store/reads/spend-reads.ts";
+import { chartDays, chartSince, spendChart } from "./spend-chart.ts";
+import { spendText } from "./spend-view.ts";
 import { indexWorkers, runWhere, whereCell, workerAttention, workerOf, workersSection, type WorkerIndex } from "./worker-view.ts";
 
 export type AttentionItem = { kind: string; text: string | SafeHtml; href: string; at?: number };
@@ -24,6 +29,10 @@ export type HomeData = {
   permissions: Map<string, { title: string; at: number }>;
   /** Other OpenCode servers running children (option workers); empty when the project has none. */
   workers: ProjectWorker[];
+  /** Each listed task's spend with its descendants', and each listed run's task's, by `spendKey`. */
+  spend: Map<string, Spend>;
+  /** The last 30 days' spend per day, by automation and by model, for the charts. */
+  days: { byAutomation: DayCost[]; byModel: DayCost[]; days: string[] };
 };
 
 export function readHome(reader: ReadModel, project: string | undefined, now: number): HomeData {
@@ -35,17 +44,37 @@ export function readHome(reader: ReadModel, project: string | undefined, now: nu
     kind: "permission", text: `${t.description} is waiting for permission: ${permissions.get(t.id)!.title} (answer it in OpenCode)`,
     href: taskHref(t.projectId, t.id), at: permissions.get(t.id)!.at,
   }));
+  const recent = reader.tasks.recent(project);
+  const runs = reader.automations.recentRuns(project);
+  const runTasks = runs.flatMap((r) => (r.taskId ? [{ projectId: r.projectId, id: r.taskId }] : []));
   return {
     active,
     permissions,
-    recent: reader.tasks.recent(project),
-    attention: [...workerAttention(workers), ...waiting, ...attention(reader, automations, project, now - DAY_MS)],
+    recent,
+    attention: [...workerAttention(workers), ...waiting, ...attention(reader, automations, project, now - DAY_MS), ...budgetAttention(reader, project, now)],
     proposals: proposalsOf(automations),
     automations,
-    runs: reader.automations.recentRuns(project),
+    runs,
     commands: reader.commands(project, 10),
     workers,
+    spend: reader.spend.trees([...active, ...recent, ...runTasks]),
+    days: spendDays(reader, project, now),
   };
+}
+
+function spendDays(reader: ReadModel, project: string | undefined, now: number): HomeData["days"] {
+  const since = chartSince(now);
+  const spent = reader.spend.spentTasks(project, since);
+  if (spent.length === 0) return { byAutomation: [], byModel: [], days: chartDays(now) };
+  const links = reader.spend.links(project), runs = reader.spend.runTasks(project);
+  return { byAutomation: costsByDay(spent, links, runs, "automation", since), byModel: costsByDay(spent, links, runs, "model", since), days: chartDays(now) };
+}
+
+/** Automations that skipped firings today for their daily budget (each says when it goes on). */
+function budgetAttention(reader: ReadModel, project: string | undefined, now: number): AttentionItem[] {
+  return reader.spend.budgetSkips(now - DAY_MS, project).map((s) => ({
+    kind: "budget", text: `${s.title ?? s.automationId}: ${s.count} firing${s.count === 1 ? "" : "s"} skipped, ${s.reason}`, href: automationHref(s.projectId, s.automationId), at: s.at,
+  }));
 }
 
 /** Failed runs of the last day, paused automations with the reason, channel deliveries given up, evidence flags, report-to sessions gone. */
@@ -74,25 +103,28 @@ export function homePage(data: HomeData, frame: { projects: ProjectRef[]; projec
   const attention = data.attention.length + data.proposals.length;
   const workers = indexWorkers(data.workers);
   const body = html`
-<section id="active"><h2>Running and queued (${data.active.length})</h2>${data.active.length ? taskTable(data.active, now, back, workers, data.permissions) : html`<p class="none">Nothing running.</p>`}</section>
+<section id="active"><h2>Running and queued (${data.active.length})</h2>${data.active.length ? taskTable(data.active, now, back, workers, data.spend, data.permissions) : html`<p class="none">Nothing running.</p>`}</section>
 <section id="attention"><h2>Needs attention (${attention})</h2>${proposalList(data.proposals, now, back)}${data.attention.length || !data.proposals.length ? attentionList(data.attention) : ""}</section>
 ${workersSection(data.workers, frame.projects)}
 ${commandList(data.commands, now)}
+<section id="spend"><h2>Spend, the last 30 days</h2><h3>By automation</h3>${spendChart(data.days.byAutomation, data.days.days, "spend-by-automation", "automation")}
+<h3>By model</h3>${spendChart(data.days.byModel, data.days.days, "spend-by-model", "model")}</section>
 <section id="automations"><h2>Automations (${data.automations.length})</h2>${automationTable(data.automations)}</section>
-<section id="runs"><h2>Recent automation runs</h2>${runTable(data.runs)}</section>
-<section id="recent"><h2>Recent tasks</h2>${data.recent.length ? taskTable(data.recent, now, back, workers) : html`<p class="none">No finished tasks.</p>`}</section>`;
+<section id="runs"><h2>Recent automation runs</h2>${runTable(data.runs, data.spend)}</section>
+<section id="recent"><h2>Recent tasks</h2>${data.recent.length ? taskTable(data.recent, now, back, workers, data.spend) : html`<p class="none">No finished tasks.</p>`}</section>`;
   return layout({ ...frame, title: "Home", attention, proposals: data.proposals.length }, body);
 }
 
 /** Running tasks (with `permissions`: progress and Cancel) or settled ones (result and time taken). */
-function taskTable(tasks: ProjectTask[], now: number, back: string, workers: WorkerIndex, permissions?: HomeData["permissions"]): SafeHtml {
+function taskTable(tasks: ProjectTask[], now: number, back: string, workers: WorkerIndex, spend: HomeData["spend"], permissions?: HomeData["permissions"]): SafeHtml {
   const live = permissions !== undefined;
-  return html`<table class="tasks"><thead><tr><th>task</th><th>runs on</th><th>status</th><th>${live ? "progress" : "result"}</th><th>${live ? "running for" : "took"}</th>${live ? html`<th></th>` : ""}</tr></thead><tbody>
+  return html`<table class="tasks"><thead><tr><th>task</th><th>runs on</th><th>status</th><th>${live ? "progress" : "result"}</th><th>${live ? "running for" : "took"}</th><th>spent</th>${live ? html`<th></th>` : ""}</tr></thead><tbody>
 ${tasks.map((t) => html`<tr data-task="${t.id}"><td><a href="${taskHref(t.projectId, t.id)}">${t.description}</a><div class="id">${t.id}</div></td>
 <td>${whereCell(t, workerOf(workers, t))}</td>
 <td class="task-status">${status(t.status)}</td>
 <td>${live ? progress(t, now, permissions.get(t.id)?.title) : preview(t.error ?? t.result)}</td>
 <td>${live ? elapsed(t.startedAt ?? t.createdAt, now) : duration(t.startedAt ?? t.createdAt, t.settledAt)}</td>
+<td class="spend">${spendText(spend.get(spendKey(t.projectId, t.id)))}</td>
 ${live ? html`<td>${commandButton("cancel_task", t.projectId, t.id, back)}</td>` : ""}</tr>`)}</tbody></table>`;
 }
 
@@ -127,9 +159,9 @@ export function nextRun(a: ProjectAutomation): number | undefined {
   return times.length ? Math.min(...times) : undefined;
 }
 
-function runTable(runs: ProjectRun[]): SafeHtml {
+function runTable(runs: ProjectRun[], spend: HomeData["spend"]): SafeHtml {
   if (runs.length === 0) return html`<p class="none">No runs yet.</p>`;
-  return html`<table><thead><tr><th>automation</th><th>run</th><th>status</th><th>when</th><th>summary</th></tr></thead><tbody>
+  return html`<table><thead><tr><th>automation</th><th>run</th><th>status</th><th>when</th><th>spent</th><th>summary</th></tr></thead><tbody>
 ${runs.map((r) => html`<tr><td><a href="${automationHref(r.projectId, r.automationId)}">${r.title ?? r.automationId}</a></td><td>${r.runNo ?? "-"} (${r.firedBy})${runWhere(r)}</td>
-<td>${status(r.status)}</td><td>${time(r.startedAt ?? r.createdAt)}</td><td>${preview(r.summary ?? r.skipReason)}</td></tr>`)}</tbody></table>`;
+<td>${status(r.status)}</td><td>${time(r.startedAt ?? r.createdAt)}</td><td class="spend">${spendText(r.taskId ? spend.get(spendKey(r.projectId, r.taskId)) : undefined)}</td><td>${preview(r.summary ?? r.skipReason)}</td></tr>`)}</tbody></table>`;
 }

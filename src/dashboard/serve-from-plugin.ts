@@ -18,7 +18,8 @@ export function serveDashboardFromPlugin(dbPath: string, port: number, host: Hos
   let stopped = false;
   Promise.all([import("./dashboard-server.ts"), import("./token-file.ts")])
     .then(async ([{ startDashboard }, tokens]) => {
-      const dashboard = await startDashboard({ dbPath, port, host: "127.0.0.1" });
+      // The host reads a task's child session, so its page lists each request's tool calls.
+      const dashboard = await startDashboard({ dbPath, port, host: "127.0.0.1", sessionMessages: (id) => host.sessionHistory(id) });
       if (stopped) return void dashboard.close();
       const saved = saveToken(() => tokens.writeTokenFile(dbPath, port, dashboard.token), host);
       stop = async () => {

@@ -11,6 +11,9 @@ import { commandButton, commandList } from "./controls.ts";
 import { html, type SafeHtml } from "./html.ts";
 import { automationHref, duration, elapsed, layout, projectName, status, taskHref, time } from "./page-layout.ts";
 import { healthLine } from "./worker-view.ts";
+import type { Spend } from "../cost/spend.ts";
+import type { ChildRequests } from "./request-rows.ts";
+import { requestsSection, spendText, spentField } from "./spend-view.ts";
 
 export type TaskData = {
   task: ProjectTask; events: TaskEvent[]; evidence: RunEvidence[]; commands: InboxCommand[];
@@ -22,6 +25,12 @@ export type TaskData = {
   run?: { automationId: string; runNo: number };
   /** Tasks this one's child launched, and theirs, in tree order. */
   below?: { task: ProjectTask; depth: number }[];
+  /** Its own spend (its child's requests) and with its descendants'; absent before the first request. */
+  spend?: { own?: Spend; tree?: Spend };
+  /** Each task below's spend with its own descendants', by task id. */
+  belowSpend?: Map<string, Spend>;
+  /** The child's model requests in order: where the money went. */
+  requests?: ChildRequests;
 };
 
 export function taskPage(data: TaskData, frame: { projects: ProjectRef[]; project?: string; path: string }, now: number): SafeHtml {
@@ -41,6 +50,7 @@ export function taskPage(data: TaskData, frame: { projects: ProjectRef[]; projec
 <dt>Created</dt><dd>${time(t.createdAt)}</dd>
 <dt>Started</dt><dd>${time(t.startedAt)}</dd>
 <dt>Settled</dt><dd>${time(t.settledAt)} (${UNSETTLED_STATUSES.includes(t.status) ? html`running for ${elapsed(t.startedAt ?? t.createdAt, now)}` : `took ${duration(t.startedAt ?? t.createdAt, t.settledAt)}`})</dd>
+<dt>Spent</dt><dd id="task-spend">${spentField(data.spend?.own, data.spend?.tree)}</dd>
 <dt>Progress</dt><dd>${t.progress.toolCalls} tool calls${t.progress.lastTools.length ? `, last: ${t.progress.lastTools.join(", ")}` : ""}</dd>
 <dt>Open in OpenCode</dt><dd><code>opencode --session ${t.id}</code> ${t.worker ? `on worker ${t.worker}${data.worker ? ` (${data.worker.host})` : ""}, in its checkout of the project` : "(in the project's directory)"}</dd>
 </dl>
@@ -50,7 +60,8 @@ ${t.result !== undefined ? html`<h2>Result</h2><pre class="text" id="result">${t
 ${t.error !== undefined ? html`<h2>Error</h2><pre class="text error" id="error">${t.error}</pre>` : ""}
 ${t.result === undefined && t.error === undefined ? html`<h2>Result</h2><p class="none" id="result">None yet.</p>` : ""}
 ${evidence.length ? html`<h2>Evidence</h2><pre class="text" id="evidence">${evidence.join("\n")}</pre>` : ""}
-${tree(t.projectId, data.below ?? [])}
+${tree(t.projectId, data.below ?? [], data.belowSpend)}
+${data.requests ? requestsSection(data.requests) : ""}
 <h2>Timeline</h2>${timeline(data.events, t.createdAt)}`;
   return layout({ ...frame, title: t.description }, body);
 }
@@ -63,9 +74,9 @@ function where(t: ProjectTask, worker: ProjectWorker | undefined): SafeHtml | st
 }
 
 /** Background tasks of its own: each under the task that launched it. */
-function tree(projectId: string, below: { task: ProjectTask; depth: number }[]): SafeHtml | string {
+function tree(projectId: string, below: { task: ProjectTask; depth: number }[], spend = new Map<string, Spend>()): SafeHtml | string {
   if (below.length === 0) return "";
-  const rows = below.map(({ task, depth }) => html`<li style="margin-left:${String((depth - 1) * 1.5)}em">└ <a href="${taskHref(projectId, task.id)}" class="id">${task.id}</a> ${status(task.status)} ${task.description}</li>`);
+  const rows = below.map(({ task, depth }) => html`<li style="margin-left:${String((depth - 1) * 1.5)}em">└ <a href="${taskHref(projectId, task.id)}" class="id">${task.id}</a> ${status(task.status)} ${task.description} <span class="spend">${spendText(spend.get(task.id))}</span></li>`);
   return html`<h2>Its own background tasks</h2><ul class="task-tree" id="task-tree">${rows}</ul>`;
 }
 
