@@ -55,6 +55,13 @@ export const APP_JS = `"use strict";
       card.replaceWith(kept);
     }
   };
+  // A tool call the user opened stays open while the page follows a running task.
+  const keepOpen = (old, fresh) => {
+    for (const d of old.querySelectorAll("details[data-key][open]")) {
+      const same = fresh.querySelector('details[data-key="' + CSS.escape(d.dataset.key) + '"]');
+      if (same) same.open = true;
+    }
+  };
   let busy = false;
   let again = false;
   // At most one refresh per MIN_GAP_MS: a burst of commits (a busy child) costs a few page reads, not one each.
@@ -76,6 +83,7 @@ export const APP_JS = `"use strict";
         const old = document.getElementById(fresh.id);
         if (!old) continue;
         keepSeen(fresh);
+        keepOpen(old, fresh);
         old.replaceWith(fresh);
         localTimes(fresh);
         wire(fresh);
@@ -139,4 +147,8 @@ dl.definition dd code.exact { display: block; margin: .15em 0; }
 .proposal.changed { border-left-color: #d33; } .changed-note { color: #d33; font-weight: 600; }
 form.filters { display: flex; gap: 1em; align-items: end; flex-wrap: wrap; }
 svg.chart { max-width: 100%; height: auto; } svg.chart text { font: 10px system-ui; fill: var(--muted); }
+td.spend, span.spend { white-space: nowrap; font-variant-numeric: tabular-nums; }
+ul.legend { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: .3em 1.2em; } h3 { font-size: .95em; margin-bottom: .2em; }
+.note { color: var(--muted); font-size: 12px; }
+details.tool-call summary { cursor: pointer; overflow-wrap: anywhere; } details.tool-call pre.text { max-height: 16em; margin: .2em 0 .4em; }
 `;

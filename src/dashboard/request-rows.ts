@@ -11,7 +11,7 @@ const TEXT_LIMIT = 4000;
 /** Input keys whose values are hidden whatever they look like. */
 const SECRET_KEY = /secret|token|passw|api_?key|credential|authorization/i;
 
-export type ToolCallRow = { tool: string; status: string; input: string; output?: string };
+export type ToolCallRow = { callID: string; tool: string; status: string; input: string; output?: string };
 /** One model request of the child: in progress while its spend is not reported yet. */
 export type RequestRow = { messageId: string; at?: number; model?: string; spend?: Spend; tools: ToolCallRow[]; compaction?: boolean };
 
@@ -58,7 +58,7 @@ function safeInfo(info: ForkMessage["info"]): ReturnType<typeof toMessageInfo> |
 
 function toolRow(part: ToolPart): ToolCallRow {
   const output = toolResultText(part.state);
-  return { tool: part.tool, status: part.state.status, input: shown(JSON.stringify(hideSecretKeys(part.state.input), null, 2) ?? ""), ...(output !== undefined ? { output: shown(output) } : {}) };
+  return { callID: part.callID, tool: part.tool, status: part.state.status, input: shown(JSON.stringify(hideSecretKeys(part.state.input), null, 2) ?? ""), ...(output !== undefined ? { output: shown(output) } : {}) };
 }
 
 /** Masked first, then cut. */

@@ -43,6 +43,6 @@ function byKind(spend: Spend): string {
 
 function toolCalls(tools: ToolCallRow[]): SafeHtml | string {
   if (tools.length === 0) return html`<span class="none">none</span>`;
-  return html`${tools.map((t) => html`<details class="tool-call"><summary>${t.tool} <span class="status s-${t.status}">${t.status}</span> ${preview(t.input, 80)}</summary>
+  return html`${tools.map((t) => html`<details class="tool-call" data-key="${t.callID}"><summary>${t.tool} <span class="status s-${t.status}">${t.status}</span> ${preview(t.input, 80)}</summary>
 <div class="small">input</div><pre class="text">${t.input}</pre>${t.output !== undefined ? html`<div class="small">output</div><pre class="text">${t.output}</pre>` : ""}</details>`)}`;
 }
