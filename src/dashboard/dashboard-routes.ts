@@ -13,14 +13,20 @@ const TIMELINE_LIMIT = 500;
 
 export type PageResult = { status: number; body: string };
 
-/**
- * GET pages: home, one task, one automation. `session`: the task's child session's messages when
- * OpenCode serves the dashboard (absent from the command line, which reads only the database).
- */
-export function routePage(reader: ReadModel, url: URL, now: number, session?: SessionMessages): PageResult {
+/** What only OpenCode knows, when it serves the dashboard; the command line reads only the database. */
+export type PageExtras = {
+  /** A task page's child session's messages (with the host's reason when it could not read them). */
+  session?: SessionMessages;
+  /** Its option dailyBudgetUsd (0: none): needs attention says when today's spend reached it. */
+  dailyBudgetUsd?: number;
+};
+
+/** GET pages: home, one task, one automation. */
+export function routePage(reader: ReadModel, url: URL, now: number, extras: PageExtras = {}): PageResult {
+  const { session } = extras;
   const project = url.searchParams.get("project") || undefined;
   const frame = { projects: reader.projects(), project, path: url.pathname + url.search };
-  if (url.pathname === "/") return ok(homePage(readHome(reader, project, now), frame, now).value);
+  if (url.pathname === "/") return ok(homePage(readHome(reader, project, now, extras.dailyBudgetUsd), frame, now).value);
   if (url.pathname === "/task") {
     const task = project && reader.tasks.get(project, url.searchParams.get("id") ?? "");
     if (!task) return notFound(frame, "No such task in this database (it may have been removed by retention).");

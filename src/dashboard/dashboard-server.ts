@@ -27,6 +27,8 @@ export type DashboardOptions = {
    * lists each request's model, time and tool calls. The command line has none.
    */
   sessionMessages?: (sessionID: string) => Promise<readonly ForkMessage[]>;
+  /** The serving OpenCode's option dailyBudgetUsd: home says when today's spend reached it. */
+  dailyBudgetUsd?: number;
 };
 
 /** How long a task page waits for the host's messages before it shows the database's figures alone. */
@@ -94,7 +96,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     if (url.pathname === "/app.css") return send(res, 200, "text/css; charset=utf-8", APP_CSS);
     const ready = reader.get();
     const session = ready && url.pathname === "/task" ? await readSession(options.sessionMessages, url.searchParams.get("id")) : undefined;
-    const page = ready ? routePage(ready, url, now(), session) : waitingPage(reader.path, reader.problem, url);
+    const page = ready ? routePage(ready, url, now(), { session, dailyBudgetUsd: options.dailyBudgetUsd }) : waitingPage(reader.path, reader.problem, url);
     send(res, page.status, "text/html; charset=utf-8", page.body);
   }
 

@@ -9,6 +9,8 @@ import { html, type SafeHtml } from "./html.ts";
 import { automationHref, duration, elapsed, layout, preview, status, taskHref, time } from "./page-layout.ts";
 import { proposalList, proposalsOf } from "./proposal-view.ts";
 import { costsByDay, type DayCost } from "../cost/cost-report.ts";
+import { dailyBudgetState } from "../cost/daily-budget.ts";
+import { formatUsd } from "../cost/format-spend.ts";
 import type { Spend } from "../cost/spend.ts";
 import { spendKey } from "../store/reads/spend-reads.ts";
 import { chartDays, chartSince, spendChart } from "./spend-chart.ts";
@@ -35,7 +37,8 @@ export type HomeData = {
   days: { byAutomation: DayCost[]; byModel: DayCost[]; days: string[] };
 };
 
-export function readHome(reader: ReadModel, project: string | undefined, now: number): HomeData {
+/** `dailyBudgetUsd`: the serving OpenCode's option (0 or absent: none known, from the command line). */
+export function readHome(reader: ReadModel, project: string | undefined, now: number, dailyBudgetUsd = 0): HomeData {
   const automations = reader.automations.list(project);
   const workers = reader.workers.list(project);
   const active = reader.tasks.active(project);
@@ -51,7 +54,7 @@ export function readHome(reader: ReadModel, project: string | undefined, now: nu
     active,
     permissions,
     recent,
-    attention: [...workerAttention(workers), ...waiting, ...attention(reader, automations, project, now - DAY_MS), ...budgetAttention(reader, project, now)],
+    attention: [...workerAttention(workers), ...waiting, ...attention(reader, automations, project, now - DAY_MS), ...budgetAttention(reader, project, now, dailyBudgetUsd)],
     proposals: proposalsOf(automations),
     automations,
     runs,
@@ -70,11 +73,16 @@ function spendDays(reader: ReadModel, project: string | undefined, now: number):
   return { byAutomation: costsByDay(spent, links, runs, "automation", since), byModel: costsByDay(spent, links, runs, "model", since), days: chartDays(now) };
 }
 
-/** Automations that skipped firings today for their daily budget (each says when it goes on). */
-function budgetAttention(reader: ReadModel, project: string | undefined, now: number): AttentionItem[] {
-  return reader.spend.budgetSkips(now - DAY_MS, project).map((s) => ({
+/** The machine's daily budget reached (all projects), and automations that skipped firings for their own daily budget. */
+function budgetAttention(reader: ReadModel, project: string | undefined, now: number, dailyBudgetUsd: number): AttentionItem[] {
+  const today = dailyBudgetState(reader.spend, { dailyBudgetUsd }, now);
+  const machine: AttentionItem[] = today.reached && today.limitUsd !== undefined ? [{
+    kind: "budget", href: "#spend",
+    text: `Daily budget reached: ${formatUsd(today.spentUsd)} of ${formatUsd(today.limitUsd)} spent today by background work (option dailyBudgetUsd, all projects). New tasks are refused and queued ones wait until tomorrow or a raised budget.`,
+  }] : [];
+  return [...machine, ...reader.spend.budgetSkips(now - DAY_MS, project).map((s) => ({
     kind: "budget", text: `${s.title ?? s.automationId}: ${s.count} firing${s.count === 1 ? "" : "s"} skipped, ${s.reason}`, href: automationHref(s.projectId, s.automationId), at: s.at,
-  }));
+  }))];
 }
 
 /** Failed runs of the last day, paused automations with the reason, channel deliveries given up, evidence flags, report-to sessions gone. */

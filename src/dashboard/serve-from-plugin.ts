@@ -13,13 +13,13 @@ const CLI_DEFAULT_PORT = 4098;
  * open the page (`opencode-errands dashboard --open` reads it). Returns the stop
  * function for dispose.
  */
-export function serveDashboardFromPlugin(dbPath: string, port: number, host: Host): () => void {
+export function serveDashboardFromPlugin(dbPath: string, port: number, host: Host, dailyBudgetUsd = 0): () => void {
   let stop: (() => Promise<void>) | undefined;
   let stopped = false;
   Promise.all([import("./dashboard-server.ts"), import("./token-file.ts")])
     .then(async ([{ startDashboard }, tokens]) => {
       // The host reads a task's child session, so its page lists each request's tool calls.
-      const dashboard = await startDashboard({ dbPath, port, host: "127.0.0.1", sessionMessages: (id) => host.sessionHistory(id) });
+      const dashboard = await startDashboard({ dbPath, port, host: "127.0.0.1", sessionMessages: (id) => host.sessionHistory(id), dailyBudgetUsd });
       if (stopped) return void dashboard.close();
       const saved = saveToken(() => tokens.writeTokenFile(dbPath, port, dashboard.token), host);
       stop = async () => {

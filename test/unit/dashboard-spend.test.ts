@@ -51,7 +51,7 @@ const toolCall = (callID: string, tool: string, input: Record<string, unknown>, 
 describe("dashboard: what tasks and runs cost", () => {
   let dir: string;
   let reader: ReadModel;
-  const page = (path: string, session?: Parameters<typeof routePage>[3]) => routePage(reader, new URL(path, "http://127.0.0.1"), NOW, session);
+  const page = (path: string, extras?: Parameters<typeof routePage>[3]) => routePage(reader, new URL(path, "http://127.0.0.1"), NOW, extras);
 
   before(() => {
     dir = mkdtempSync(join(tmpdir(), "dash-spend-"));
@@ -107,7 +107,7 @@ describe("dashboard: what tasks and runs cost", () => {
       assistant("msg_002", NOW - 3 * DAY + 1000, [{ type: "text", text: "all done" }], { input: 4000, output: 1000, cost: 0.027 }),
       assistant("msg_003", NOW - 3 * DAY + 2000, [], { input: 0, output: 0, cost: 0 }),
     ];
-    const { body } = page("/task?project=proj&id=ses_direct", { messages });
+    const { body } = page("/task?project=proj&id=ses_direct", { session: { messages } });
     for (const secret of [GH_TOKEN, "s3cr3tbearervalue99", PASSWORD]) assert.ok(!body.includes(secret), `${secret.slice(0, 8)}… is masked`);
     assert.match(body, /ghp_\[MASKED\]/);
     assert.match(body, /Bearer \[MASKED\]/);
@@ -120,7 +120,7 @@ describe("dashboard: what tasks and runs cost", () => {
   });
 
   it("when OpenCode cannot read the session, the page says why and shows the database's figures", () => {
-    const { body } = page("/task?project=proj&id=ses_direct", { unavailable: "session not found" });
+    const { body } = page("/task?project=proj&id=ses_direct", { session: { unavailable: "session not found" } });
     assert.match(body, /OpenCode could not read this session&#39;s messages \(session not found\)/);
     assert.equal([...body.matchAll(/data-request=/g)].length, 2);
   });
@@ -143,6 +143,14 @@ describe("dashboard: what tasks and runs cost", () => {
     const { body } = page("/automation?project=proj&id=au1");
     assert.match(body, /<tr data-run="1">[\s\S]*?<td class="spend">\$1\.50 · 250\.0k tok<\/td>/);
     assert.match(body, /<tr data-run="2">[\s\S]*?<td class="spend">-<\/td>/, "a skipped firing spent nothing");
+  });
+
+  it("needs attention says when the machine's daily budget is reached (the serving OpenCode's dailyBudgetUsd), and only then", () => {
+    const item = /Daily budget reached: \$1\.50 of \$1\.00 spent today by background work \(option dailyBudgetUsd, all projects\)/;
+    assert.match(page("/?project=proj", { dailyBudgetUsd: 1 }).body, item, "today: the run's $1.50; three days ago does not count");
+    assert.match(page("/?project=other", { dailyBudgetUsd: 1 }).body, item, "the machine's budget, whichever project is shown");
+    assert.doesNotMatch(page("/?project=proj", { dailyBudgetUsd: 2 }).body, /Daily budget reached/);
+    assert.doesNotMatch(page("/?project=proj").body, /Daily budget reached/, "none known (the command line)");
   });
 
   it("with nothing spent, the chart says so", () => {

@@ -77,6 +77,13 @@ export class SpendReads {
       .all(projectId, taskId, limit).map((row) => ({ messageId: String(row.message_id), spend: toSpend(row) }));
   }
 
+  /** What background tasks of every project launched since `since` cost, in USD: the machine's day against dailyBudgetUsd. */
+  costSince(since: number): number {
+    if (!this.connection.has("task_spend")) return 0;
+    return Number(this.connection.sql(`SELECT COALESCE(SUM(s.cost_usd), 0) AS cost_usd FROM tasks t
+      JOIN task_spend s ON s.project_id = t.project_id AND s.task_id = t.id WHERE t.created_at >= ?`).get(since)?.cost_usd ?? 0);
+  }
+
   /** Firings skipped since `since` because an automation's daily budget was reached, per automation, newest first. */
   budgetSkips(since: number, projectId?: string): BudgetSkip[] {
     if (!this.connection.has("automation_runs")) return [];
