@@ -9,7 +9,7 @@ import { html, type SafeHtml } from "./html.ts";
 import { automationHref, duration, elapsed, layout, preview, status, taskHref, time } from "./page-layout.ts";
 import { proposalList, proposalsOf } from "./proposal-view.ts";
 import { costsByDay, type DayCost } from "../cost/cost-report.ts";
-import { dailyBudgetState } from "../cost/daily-budget.ts";
+import { dailyBudgetState, startOfLocalDay } from "../cost/daily-budget.ts";
 import { formatUsd } from "../cost/format-spend.ts";
 import type { Spend } from "../cost/spend.ts";
 import { spendKey } from "../store/reads/spend-reads.ts";
@@ -35,6 +35,8 @@ export type HomeData = {
   spend: Map<string, Spend>;
   /** The last 30 days' spend per day, by automation and by model, for the charts. */
   days: { byAutomation: DayCost[]; byModel: DayCost[]; days: string[] };
+  /** What background work of every project launched today cost, and the serving OpenCode's dailyBudgetUsd (0: none known). */
+  today: { spentUsd: number; limitUsd: number };
 };
 
 /** `dailyBudgetUsd`: the serving OpenCode's option (0 or absent: none known, from the command line). */
@@ -62,6 +64,7 @@ export function readHome(reader: ReadModel, project: string | undefined, now: nu
     workers,
     spend: reader.spend.trees([...active, ...recent, ...runTasks]),
     days: spendDays(reader, project, now),
+    today: { spentUsd: reader.spend.costSince(startOfLocalDay(now)), limitUsd: dailyBudgetUsd },
   };
 }
 
@@ -115,7 +118,7 @@ export function homePage(data: HomeData, frame: { projects: ProjectRef[]; projec
 <section id="attention"><h2>Needs attention (${attention})</h2>${proposalList(data.proposals, now, back)}${data.attention.length || !data.proposals.length ? attentionList(data.attention) : ""}</section>
 ${workersSection(data.workers, frame.projects)}
 ${commandList(data.commands, now)}
-<section id="spend"><h2>Spend, the last 30 days</h2><h3>By automation</h3>${spendChart(data.days.byAutomation, data.days.days, "spend-by-automation", "automation")}
+<section id="spend"><h2>Spend, the last 30 days</h2><p id="spend-today">Today, all projects: ${formatUsd(data.today.spentUsd)}${data.today.limitUsd > 0 ? ` of ${formatUsd(data.today.limitUsd)} (option dailyBudgetUsd)` : ""} spent by background work.</p><h3>By automation</h3>${spendChart(data.days.byAutomation, data.days.days, "spend-by-automation", "automation")}
 <h3>By model</h3>${spendChart(data.days.byModel, data.days.days, "spend-by-model", "model")}</section>
 <section id="automations"><h2>Automations (${data.automations.length})</h2>${automationTable(data.automations)}</section>
 <section id="runs"><h2>Recent automation runs</h2>${runTable(data.runs, data.spend)}</section>

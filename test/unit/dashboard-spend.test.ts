@@ -151,6 +151,8 @@ describe("dashboard: what tasks and runs cost", () => {
     assert.match(page("/?project=other", { dailyBudgetUsd: 1 }).body, item, "the machine's budget, whichever project is shown");
     assert.doesNotMatch(page("/?project=proj", { dailyBudgetUsd: 2 }).body, /Daily budget reached/);
     assert.doesNotMatch(page("/?project=proj").body, /Daily budget reached/, "none known (the command line)");
+    assert.match(page("/?project=proj").body, /<p id="spend-today">Today, all projects: \$1\.50 spent by background work\.<\/p>/);
+    assert.match(page("/?project=proj", { dailyBudgetUsd: 2 }).body, /Today, all projects: \$1\.50 of \$2\.00 \(option dailyBudgetUsd\) spent/);
   });
 
   it("with nothing spent, the chart says so", () => {
