@@ -1,0 +1,91 @@
+import { randomBytes } from "node:crypto";
+import { appendFile, mkdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { git, gitOk, gitOut, GitFailure } from "./git.ts";
+import { slugOf } from "./worktree-paths.ts";
+import { baseConfigKey, WorktreeRefusal, type Worktree } from "./worktree.ts";
+
+/** The file in a worktrees root that lists the main checkouts it holds worktrees of, one a line (listing finds them there). */
+export const REPOS_FILE = ".repos";
+
+/**
+ * A new worktree of `repo` under `root`, on a new branch `bg/new-<8 hex>` (named properly by
+ * nameBranch once the task has an id). Base: the checkout's HEAD commit, or the default branch's
+ * latest commit. Uncommitted changes of the checkout are not carried over.
+ */
+export async function createWorktree(input: { repo: string; root: string; description: string; from: "head" | "default-branch" }): Promise<Worktree> {
+  const repo = await mainCheckout(input.repo);
+  const base = input.from === "head" ? await headCommit(repo) : await defaultBranchCommit(repo);
+  const hex = randomBytes(4).toString("hex");
+  const path = join(input.root, `${hex}-${slugOf(input.description)}`);
+  const branch = `bg/new-${hex}`;
+  await mkdir(input.root, { recursive: true });
+  await rememberRepo(input.root, repo);
+  await git(repo, ["worktree", "add", "--quiet", "-b", branch, path, base]);
+  await git(repo, ["config", baseConfigKey(branch), base]);
+  return { path, branch, base, repo };
+}
+
+/** Renames the worktree's branch to `bg/<short task id>-<slug of the description>` (with `-2`, `-3`… when taken). */
+export async function nameBranch(wt: Worktree, shortTaskId: string, description: string): Promise<Worktree> {
+  if (!/^[A-Za-z0-9_]+$/.test(shortTaskId)) throw new Error(`Short task id "${shortTaskId}" cannot be part of a branch name: expected letters, digits or "_".`);
+  const wanted = `bg/${shortTaskId}-${slugOf(description)}`;
+  if (wanted === wt.branch) return wt;
+  let branch = wanted;
+  for (let n = 2; await gitOk(wt.repo, ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}`]); n++) branch = `${wanted}-${n}`;
+  await git(wt.repo, ["branch", "-m", wt.branch, branch]); // moves branch.<name>.* config (the base) along
+  return { ...wt, branch };
+}
+
+/** The top level of the main checkout of the repository `dir` belongs to (a linked worktree's own main one). */
+export async function mainCheckout(dir: string): Promise<string> {
+  let listing: string;
+  try {
+    listing = await gitOut(dir, ["worktree", "list", "--porcelain"]);
+  } catch (error) {
+    if (error instanceof GitFailure && /not a git repository/i.test(error.stderr)) throw notARepo(dir);
+    if (error instanceof GitFailure && error.code === "ENOENT") {
+      throw new WorktreeRefusal(`git is not installed or ${dir} does not exist, so isolation "worktree" cannot be used. Install git, or leave out isolation.`);
+    }
+    throw error;
+  }
+  const main = listing.split("\n\n")[0]!.split("\n");
+  if (main.includes("bare")) throw new WorktreeRefusal(`${dir} is a bare git repository, so isolation "worktree" cannot be used. Use a checkout, or leave out isolation.`);
+  return main[0]!.slice("worktree ".length);
+}
+
+const notARepo = (dir: string) =>
+  new WorktreeRefusal(`${dir} is not a git repository, so isolation "worktree" cannot be used. Run \`git init\` there and commit, or leave out isolation.`);
+
+async function headCommit(repo: string): Promise<string> {
+  try {
+    return await gitOut(repo, ["rev-parse", "--verify", "HEAD^{commit}"]);
+  } catch {
+    throw new WorktreeRefusal(`${repo} has no commit yet, so isolation "worktree" has nothing to start from. Commit once, or leave out isolation.`);
+  }
+}
+
+/**
+ * The default branch's latest commit: the local branch origin/HEAD names (else its remote one),
+ * else local `main`, `master` or init.defaultBranch, else HEAD.
+ */
+export async function defaultBranchCommit(repo: string): Promise<string> {
+  const remoteHead = await git(repo, ["symbolic-ref", "--quiet", "refs/remotes/origin/HEAD"], { okCodes: [1, 128] });
+  const remote = remoteHead.code === 0 ? remoteHead.stdout.trim() : "";
+  const configured = (await git(repo, ["config", "--get", "init.defaultBranch"], { okCodes: [1] })).stdout.trim();
+  const candidates = [
+    ...(remote ? [`refs/heads/${remote.replace(/^refs\/remotes\/origin\//, "")}`, remote] : []),
+    "refs/heads/main", "refs/heads/master", ...(configured ? [`refs/heads/${configured}`] : []),
+  ];
+  for (const ref of candidates) {
+    const found = await git(repo, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], { okCodes: [1, 128] });
+    if (found.code === 0) return found.stdout.trim();
+  }
+  return headCommit(repo);
+}
+
+async function rememberRepo(root: string, repo: string): Promise<void> {
+  const file = join(root, REPOS_FILE);
+  const known = await readFile(file, "utf8").catch(() => "");
+  if (!known.split("\n").includes(repo)) await appendFile(file, `${repo}\n`);
+}

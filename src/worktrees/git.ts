@@ -1,0 +1,58 @@
+import { execFile } from "node:child_process";
+
+/** A git command that exited non-zero: its exit code and what it said on stderr. */
+export class GitFailure extends Error {
+  constructor(readonly args: string[], readonly cwd: string, readonly code: number | string | undefined, readonly stderr: string, readonly stdout: string) {
+    super(`git ${args.join(" ")} failed in ${cwd}: ${stderr.trim().split("\n").slice(0, 3).join(" ") || `exit ${code}`}`);
+    this.name = "GitFailure";
+  }
+}
+
+export type GitRun = { stdout: string; code: number };
+
+/**
+ * Runs git with `args` in `cwd` through execFile (never a shell) and resolves with its stdout.
+ * A non-zero exit rejects with a GitFailure, unless `okCodes` lists it (then it resolves with the code).
+ */
+export function git(cwd: string, args: string[], opts: { okCodes?: number[]; env?: NodeJS.ProcessEnv } = {}): Promise<GitRun> {
+  return new Promise((resolve, reject) => {
+    execFile("git", args, { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env: { ...gitEnv(), ...opts.env } }, (error, stdout, stderr) => {
+      if (!error) return resolve({ stdout, code: 0 });
+      const code = (error as NodeJS.ErrnoException & { code?: number | string }).code;
+      if (typeof code === "number" && opts.okCodes?.includes(code)) return resolve({ stdout, code });
+      reject(new GitFailure(args, cwd, code, stderr || error.message, stdout));
+    });
+  });
+}
+
+/** The trimmed stdout of a git command that must succeed. */
+export async function gitOut(cwd: string, args: string[]): Promise<string> {
+  return (await git(cwd, args)).stdout.trim();
+}
+
+/** Whether a git command exits 0 (a check such as `rev-parse --verify`). */
+export async function gitOk(cwd: string, args: string[]): Promise<boolean> {
+  return git(cwd, args).then(() => true, () => false);
+}
+
+/**
+ * No prompts, English messages, no inherited GIT_DIR / GIT_WORK_TREE / GIT_INDEX_FILE (e.g. when
+ * OpenCode runs inside a hook) pointing git elsewhere. The user's own git config applies.
+ */
+function gitEnv(): NodeJS.ProcessEnv {
+  const { GIT_DIR: _dir, GIT_WORK_TREE: _tree, GIT_INDEX_FILE: _index, GIT_COMMON_DIR: _common, ...env } = process.env;
+  return { ...env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" };
+}
+
+/** Commit identity for when the repository has none configured: a commit of the plugin must not fail for it. */
+export const FALLBACK_IDENTITY = ["-c", "user.name=opencode-errands", "-c", "user.email=opencode-errands@localhost"];
+
+/** Runs a committing git command; when git refuses for want of an identity, runs it again with the fallback one. */
+export async function gitCommitting(cwd: string, args: string[]): Promise<GitRun> {
+  try {
+    return await git(cwd, args);
+  } catch (error) {
+    if (!(error instanceof GitFailure) || !/tell me who you are|empty ident|unable to auto-detect email/i.test(error.stderr)) throw error;
+    return git(cwd, [...FALLBACK_IDENTITY, ...args]);
+  }
+}

@@ -1,0 +1,26 @@
+import { existsSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { git } from "./git.ts";
+import { commitUncommitted, hasUnmergedCommits } from "./settle-worktree.ts";
+import type { Worktree } from "./worktree.ts";
+
+/**
+ * Removes the worktree's directory. The branch: deleted (`true`, commits and all: the caller was
+ * told to discard), kept (`false`), or deleted only when it holds no commit the main checkout's HEAD
+ * lacks (`"if-merged"`). Whenever the branch may stay, uncommitted work is first committed on it,
+ * so removing never loses work silently. Returns whether the branch was deleted.
+ */
+export async function removeWorktree(wt: Worktree, opts: { deleteBranch: boolean | "if-merged" }): Promise<{ branchDeleted: boolean }> {
+  const live = existsSync(wt.path);
+  if (live && opts.deleteBranch !== true) await commitUncommitted(wt.path, `work in progress, saved when its worktree was removed`);
+  if (!existsSync(wt.repo)) {
+    await rm(wt.path, { recursive: true, force: true });
+    return { branchDeleted: false };
+  }
+  if (live) await git(wt.repo, ["worktree", "remove", "--force", "--force", wt.path]);
+  else await git(wt.repo, ["worktree", "prune"]);
+  const drop = opts.deleteBranch === true || (opts.deleteBranch === "if-merged" && !(await hasUnmergedCommits(wt)));
+  if (!drop) return { branchDeleted: false };
+  const deleted = await git(wt.repo, ["branch", "--quiet", "-D", wt.branch], { okCodes: [1] });
+  return { branchDeleted: deleted.code === 0 };
+}

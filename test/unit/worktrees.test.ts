@@ -1,0 +1,218 @@
+import { describe, it, after } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  createWorktree, nameBranch, settleWorktree, worktreeDiff, hasUnmergedCommits, removeWorktree, listWorktrees,
+  worktreesRoot, isInsideWorktreesRoot, slugOf, WorktreeRefusal, type Worktree,
+} from "../../src/worktrees/worktrees.ts";
+import { commitFiles, gitSync, initRepo, isolateGit, tempDirs } from "../helpers/git-repo.ts";
+
+isolateGit();
+const temp = tempDirs("worktrees-");
+after(temp.cleanup);
+
+/** A repository with one commit and a worktrees root beside it (never inside it). */
+function initRepoAt(path: string, files?: Record<string, string>) {
+  mkdirSync(path, { recursive: true });
+  return initRepo(path, files);
+}
+function fresh(files?: Record<string, string>) {
+  const dir = temp.make();
+  return { repo: initRepoAt(join(dir, "repo"), files), root: join(dir, "data", "worktrees", "proj") };
+}
+const head = (dir: string) => gitSync(dir, ["rev-parse", "HEAD"]);
+const branches = (repo: string) => gitSync(repo, ["branch", "--format=%(refname:short)"]).split("\n");
+
+describe("worktree paths", () => {
+  it("puts a project's worktrees under <data>/worktrees/<project id> and knows what is inside", () => {
+    assert.equal(worktreesRoot("/d", "abc123"), "/d/worktrees/abc123");
+    assert.equal(isInsideWorktreesRoot("/d", "/d/worktrees/abc/1234-x"), true);
+    assert.equal(isInsideWorktreesRoot("/d", "/d/worktrees"), true);
+    assert.equal(isInsideWorktreesRoot("/d", "/d/worktreesX/a"), false);
+    assert.equal(isInsideWorktreesRoot("/d", "/d/worktrees/../other"), false);
+    assert.throws(() => worktreesRoot("/d", "../x"), /cannot name a folder/);
+  });
+
+  it("slugs descriptions to lowercase a-z0-9 and dashes, at most 40 characters", () => {
+    assert.equal(slugOf("Fix the Login bug!"), "fix-the-login-bug");
+    assert.equal(slugOf("  --Ünïcode ok--  "), "n-code-ok");
+    assert.equal(slugOf("日本"), "task");
+    const long = slugOf("a".repeat(39) + " bcd");
+    assert.equal(long, "a".repeat(39));
+    assert.ok(slugOf("x".repeat(100)).length <= 40);
+  });
+});
+
+describe("createWorktree", () => {
+  it("refuses a directory that is not a git repository, naming the fix, and makes nothing", async () => {
+    const dir = temp.make();
+    const root = join(dir, "data", "worktrees", "p");
+    await assert.rejects(createWorktree({ repo: dir, root, description: "x", from: "head" }), (error: Error) => {
+      assert.ok(error instanceof WorktreeRefusal);
+      assert.equal(error.message, `${dir} is not a git repository, so isolation "worktree" cannot be used. Run \`git init\` there and commit, or leave out isolation.`);
+      return true;
+    });
+    assert.equal(existsSync(root), false);
+  });
+
+  it("refuses a repository without a commit", async () => {
+    const dir = temp.make();
+    gitSync(dir, ["init", "--quiet"]);
+    await assert.rejects(createWorktree({ repo: dir, root: join(dir, "..", "wt"), description: "x", from: "head" }), /has no commit yet.*Commit once/);
+  });
+
+  it("checks out HEAD on a bg/new-<hex> branch outside the project, without the checkout's uncommitted changes, and records the base", async () => {
+    const { repo, root } = fresh({ "a.txt": "committed\n" });
+    writeFileSync(join(repo, "a.txt"), "uncommitted\n");
+    writeFileSync(join(repo, "new.txt"), "untracked\n");
+    const wt = await createWorktree({ repo, root, description: "Fix the bug", from: "head" });
+    assert.match(wt.branch, /^bg\/new-[0-9a-f]{8}$/);
+    assert.equal(wt.path, join(root, `${wt.branch.slice(7)}-fix-the-bug`));
+    assert.equal(wt.base, head(repo));
+    assert.equal(wt.repo, repo);
+    assert.equal(readFileSync(join(wt.path, "a.txt"), "utf8"), "committed\n");
+    assert.equal(existsSync(join(wt.path, "new.txt")), false);
+    assert.equal(gitSync(repo, ["config", `branch.${wt.branch}.errandsBase`]), wt.base);
+    assert.equal(readFileSync(join(repo, "a.txt"), "utf8"), "uncommitted\n", "the checkout is untouched");
+  });
+
+  it("from a linked worktree, still belongs to the main checkout", async () => {
+    const { repo, root } = fresh();
+    const first = await createWorktree({ repo, root, description: "one", from: "head" });
+    const second = await createWorktree({ repo: first.path, root, description: "two", from: "head" });
+    assert.equal(second.repo, repo);
+  });
+
+  it("from the default branch takes main's latest commit even when the checkout is elsewhere", async () => {
+    const { repo, root } = fresh();
+    const mainTip = head(repo);
+    gitSync(repo, ["checkout", "--quiet", "-b", "feature"]);
+    commitFiles(repo, { "f.txt": "feature\n" });
+    const wt = await createWorktree({ repo, root, description: "nightly", from: "default-branch" });
+    assert.equal(wt.base, mainTip);
+    assert.equal(existsSync(join(wt.path, "f.txt")), false);
+  });
+});
+
+describe("nameBranch", () => {
+  it("renames the branch to bg/<short id>-<slug>, moving the recorded base, and avoids taken names", async () => {
+    const { repo, root } = fresh();
+    const a = await nameBranch(await createWorktree({ repo, root, description: "x", from: "head" }), "abc123", "Add a Button");
+    assert.equal(a.branch, "bg/abc123-add-a-button");
+    assert.equal(gitSync(a.path, ["symbolic-ref", "--short", "HEAD"]), a.branch);
+    assert.equal(gitSync(repo, ["config", `branch.${a.branch}.errandsBase`]), a.base);
+    const b = await nameBranch(await createWorktree({ repo, root, description: "y", from: "head" }), "abc123", "Add a Button");
+    assert.equal(b.branch, "bg/abc123-add-a-button-2");
+    await assert.rejects(nameBranch(b, "../evil", "x"), /cannot be part of a branch name/);
+  });
+});
+
+describe("settleWorktree and worktreeDiff", () => {
+  it("commits uncommitted work as one work-in-progress commit and reports commits and diff stat against the base", async () => {
+    const { repo, root } = fresh({ "a.txt": "one\n" });
+    const wt = await createWorktree({ repo, root, description: "x", from: "head" });
+    commitFiles(wt.path, { "b.txt": "child commit\n" }, "Child made b");
+    writeFileSync(join(wt.path, "a.txt"), "changed\n");
+    writeFileSync(join(wt.path, "c.txt"), "untracked\n");
+    const changes = await settleWorktree(wt, `task ses_1 "x"`);
+    assert.equal(changes.changed, true);
+    assert.deepEqual(changes.commits.map((c) => c.subject), ["Child made b", `work in progress of task ses_1 "x"`]);
+    assert.match(changes.diffStat, /a\.txt/);
+    assert.match(changes.diffStat, /3 files changed/);
+    assert.equal(gitSync(wt.path, ["status", "--porcelain"]), "");
+    assert.equal(readFileSync(join(repo, "a.txt"), "utf8"), "one\n");
+  });
+
+  it("says unchanged when the child did nothing", async () => {
+    const { repo, root } = fresh();
+    const wt = await createWorktree({ repo, root, description: "x", from: "head" });
+    const changes = await settleWorktree(wt, "t");
+    assert.deepEqual(changes, { branch: wt.branch, commits: [], diffStat: "", changed: false });
+    assert.equal(await hasUnmergedCommits(wt), false);
+  });
+
+  it("caps the diff at a line end and says how to see the rest", async () => {
+    const { repo, root } = fresh({ "a.txt": "one\n" });
+    const wt = await createWorktree({ repo, root, description: "x", from: "head" });
+    writeFileSync(join(wt.path, "a.txt"), Array.from({ length: 200 }, (_, i) => `line ${i}`).join("\n"));
+    writeFileSync(join(wt.path, "new.txt"), "n\n");
+    const full = await worktreeDiff(wt, 100_000);
+    assert.equal(full.truncated, false);
+    assert.match(full.text, /\+line 199/);
+    assert.match(full.text, /Untracked files.*\nnew\.txt/);
+    const capped = await worktreeDiff(wt, 300);
+    assert.equal(capped.truncated, true);
+    assert.ok(capped.text.length <= 300 && full.text.startsWith(capped.text));
+    assert.equal(capped.seeRest, `git -C ${wt.path} diff ${wt.base}`);
+    await settleWorktree(wt, "t");
+    rmSync(wt.path, { recursive: true });
+    const settled = await worktreeDiff(wt, 100_000);
+    assert.match(settled.text, /\+\+\+ b\/new\.txt/);
+    assert.equal(settled.seeRest, `git -C ${repo} diff ${wt.base} ${wt.branch}`);
+  });
+});
+
+describe("removeWorktree", () => {
+  async function withCommit(): Promise<{ repo: string; root: string; wt: Worktree }> {
+    const { repo, root } = fresh();
+    const wt = await createWorktree({ repo, root, description: "x", from: "head" });
+    commitFiles(wt.path, { "b.txt": "b\n" });
+    return { repo, root, wt };
+  }
+
+  it("discards worktree and branch when told to", async () => {
+    const { repo, wt } = await withCommit();
+    assert.equal(await hasUnmergedCommits(wt), true);
+    assert.deepEqual(await removeWorktree(wt, { deleteBranch: true }), { branchDeleted: true });
+    assert.equal(existsSync(wt.path), false);
+    assert.ok(!branches(repo).includes(wt.branch));
+  });
+
+  it("keeps the branch, with uncommitted work saved on it, when not told to delete it", async () => {
+    const { repo, wt } = await withCommit();
+    writeFileSync(join(wt.path, "late.txt"), "late\n");
+    assert.deepEqual(await removeWorktree(wt, { deleteBranch: false }), { branchDeleted: false });
+    assert.equal(existsSync(wt.path), false);
+    assert.equal(gitSync(repo, ["show", `${wt.branch}:late.txt`]), "late");
+  });
+
+  it("if-merged keeps a branch with unmerged commits and deletes one without", async () => {
+    const { repo, root, wt } = await withCommit();
+    assert.deepEqual(await removeWorktree(wt, { deleteBranch: "if-merged" }), { branchDeleted: false });
+    assert.ok(branches(repo).includes(wt.branch));
+    const empty = await createWorktree({ repo, root, description: "y", from: "head" });
+    assert.deepEqual(await removeWorktree(empty, { deleteBranch: "if-merged" }), { branchDeleted: true });
+  });
+
+  it("prunes a worktree whose directory is already gone", async () => {
+    const { repo, wt } = await withCommit();
+    rmSync(wt.path, { recursive: true });
+    await removeWorktree(wt, { deleteBranch: true });
+    assert.ok(!gitSync(repo, ["worktree", "list"]).includes(wt.path));
+  });
+});
+
+describe("listWorktrees", () => {
+  it("lists with git alone: branch, base, unmerged, missing directories, and kept branches", async () => {
+    const { repo, root } = fresh();
+    const clean = await createWorktree({ repo, root, description: "clean", from: "head" });
+    const busy = await createWorktree({ repo, root, description: "busy", from: "head" });
+    commitFiles(busy.path, { "b.txt": "b\n" });
+    const gone = await createWorktree({ repo, root, description: "gone", from: "head" });
+    rmSync(gone.path, { recursive: true });
+    const kept = await createWorktree({ repo, root, description: "kept", from: "head" });
+    commitFiles(kept.path, { "k.txt": "k\n" });
+    await removeWorktree(kept, { deleteBranch: false });
+    await createWorktree({ repo: initRepoAt(join(temp.make(), "other")), root: join(root, "..", "other-project"), description: "z", from: "head" });
+
+    const listed = await listWorktrees(root);
+    const by = (b: string) => listed.find((w) => w.branch === b);
+    assert.equal(listed.length, 4);
+    assert.deepEqual(by(clean.branch), { ...clean, unmerged: false, exists: true, registered: true });
+    assert.deepEqual(by(busy.branch), { ...busy, unmerged: true, exists: true, registered: true });
+    assert.deepEqual(by(gone.branch), { ...gone, unmerged: false, exists: false, registered: true });
+    assert.deepEqual(by(kept.branch), { ...kept, path: "", unmerged: true, exists: false, registered: false });
+    assert.deepEqual(await listWorktrees(join(root, "..", "nothing-here")), []);
+  });
+});
