@@ -127,6 +127,11 @@ describe("the runtime import graph of src/", () => {
     assert.deepEqual(show(edges.filter((e) => e.from === "core")), "");
   });
 
+  it("worktrees imports no other folder (git through execFile only; core and store never import it)", () => {
+    const wrong = edges.filter((e) => e.from === "worktrees" || (e.to === "worktrees" && (e.from === "core" || e.from === "store")));
+    assert.deepEqual(show(wrong), "");
+  });
+
   it("cli and dashboard do not import each other", () => {
     const wrong = edges.filter((e) => (e.from === "cli" && e.to === "dashboard") || (e.from === "dashboard" && e.to === "cli"));
     assert.deepEqual(show(wrong), "");
