@@ -7,13 +7,18 @@ import { launchTask, call, pluginDbPath, startStack, taskIdsIn, toolOutputs, wai
 import { freePort } from "../harness/opencode-server.ts";
 
 
+/** A GitHub token a child's command carries: the task page must show it masked. */
+const LEAKED = `ghp_${"Zx9".repeat(12)}`;
+
 /** Option dashboardPort: the same dashboard, served by the plugin inside OpenCode (under Bun). */
 describe("the dashboard served from inside OpenCode", () => {
   let stack: Stack;
   let port: number;
+  let cookie = "";
   before(async () => {
     port = await freePort();
-    stack = await startStack({ pluginOptions: { dashboardPort: port } });
+    // Priced: $3 / $15 per million input / output tokens, so each request below costs $0.027.
+    stack = await startStack({ pluginOptions: { dashboardPort: port }, modelCost: { input: 3, output: 15 } });
   });
   after(async () => {
     await stack?.stop();
@@ -33,7 +38,7 @@ describe("the dashboard served from inside OpenCode", () => {
     const token = url[2]!;
     const signIn = await fetch(url[1]!, { redirect: "manual" });
     assert.equal(signIn.status, 303);
-    const cookie = signIn.headers.get("set-cookie")!.split(";")[0]!;
+    cookie = signIn.headers.get("set-cookie")!.split(";")[0]!;
     assert.equal(cookie, `obt_session_${port}=${token}`, "the cookie's name carries the port");
     const home = await waitUntil(async () => {
       const text = await (await fetch(`http://127.0.0.1:${port}/`, { headers: { cookie } })).text();
@@ -50,6 +55,35 @@ describe("the dashboard served from inside OpenCode", () => {
     assert.ok(!logs.includes(token), "the token is in no log line");
     assert.doesNotMatch(logs, /token=/);
     assert.ok(!JSON.stringify(stack.events.events).includes(token), "nor in any event (toasts included)");
+  });
+
+  it("a task's page shows its spend and each model request with its tool calls, live while it runs, the token in a command masked", async () => {
+    assert.ok(cookie, "signed in by the test before");
+    const parent = await stack.newSession("parent: spend on the page");
+    const usage = JSON.stringify({ input: 4000, output: 1000 });
+    // A no-op carrying the token: the child's answer (its result) echoes tool outputs, this one has none.
+    const command = JSON.stringify({ command: `: cloned with ${LEAKED}`, description: "clone" });
+    const id = await launchTask(stack, parent, { description: "costly child", prompt: `SLOW 1500\nUSAGE ${usage}\nCALL bash ${command}` });
+    const get = async (path: string) => (await fetch(`http://127.0.0.1:${port}${path}`, { headers: { cookie } })).text();
+    const href = await waitUntil(async () => new RegExp(`href="(/task\\?project=[^"&]+&amp;id=${id})"`).exec(await get("/"))?.[1]?.replace("&amp;", "&"), { what: "the task linked from home" });
+    // While the child waits for its second answer, its first request is on the page already.
+    const running = await waitUntil(async () => {
+      const page = await get(href);
+      return /id="task-status"><span class="status s-running">/.test(page) && page.includes('data-request="') ? page : undefined;
+    }, { timeoutMs: 15_000, what: "the first request listed while the task runs" });
+    assert.equal((running.match(/<tr data-request=/g) ?? []).length, 1);
+    const done = await waitUntil(async () => {
+      const page = await get(href);
+      return /id="task-status"><span class="status s-completed">/.test(page) && (page.match(/<tr data-request=/g) ?? []).length === 2 ? page : undefined;
+    }, { timeoutMs: 20_000, what: "the task completed with two requests" });
+    assert.match(done, /id="task-spend"><span class="spend">\$0\.054 · 10\.0k tok<\/span> in 2 requests/);
+    assert.match(done, /<td>mock\/mock-model<\/td><td class="spend">\$0\.027 · 5\.0k tok<\/td><td>in 4\.0k · out 1\.0k<\/td>/);
+    assert.match(done, /<details class="tool-call" data-key="[^"]+"><summary>bash <span class="status s-completed">completed<\/span>/);
+    const requests = done.slice(done.indexOf('id="requests"'));
+    assert.match(requests, /cloned with ghp_\[MASKED\]/, "the command, masked");
+    assert.ok(!requests.includes(LEAKED), "the token itself is in no request (the prompt the parent wrote is shown as written)");
+    assert.doesNotMatch(done, /Served by the command line/);
+    assert.match(await get("/"), new RegExp(`data-task="${id}"[\\s\\S]*?<td class="spend">\\$0\\.054 · 10\\.0k tok</td>`), "home lists its spend");
   });
 });
 
