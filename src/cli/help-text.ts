@@ -14,6 +14,7 @@ Usage:
   opencode-errands proposals reject <proposal id or unique prefix> [--json]
   opencode-errands workers [--project <id>] [--json]
   opencode-errands costs [--since 7d] [--by automation|model|day] [--project <id>] [--json]
+  opencode-errands worktrees [--prune] [--project <id>] [--json]
   opencode-errands --help
 
 Commands:
@@ -68,6 +69,11 @@ Commands:
            --by model: the task's model (the database keeps no model per request, so a task's
            requests all count under the model it was launched with). --by day: the day the
            run or direct task was created, which is also what --since compares.
+  worktrees  The git worktrees of isolated tasks (isolation "worktree"), kept next to the
+           database: branch, task, base commit, commits not merged into the repository's
+           current branch, and a directory that is gone. --prune removes those with nothing
+           unmerged whose task is not running (and forgets those whose directory is gone);
+           it never removes a branch with unmerged commits, and says which it kept and why.
 
 Options:
   --db <path>         The database file. Default: $XDG_DATA_HOME/opencode-errands/errands.db
@@ -84,6 +90,7 @@ Options:
   --open              dashboard: open the page in the default browser.
   --since <n>h|<n>d   costs: how far back, e.g. 24h, 7d (default), 30d.
   --by <grouping>     costs: automation (default), model or day.
+  --prune             worktrees: remove those with nothing unmerged.
   -y, --yes           proposals approve: approve the version printed without asking (for scripts).
   -h, --help          This help.
 

@@ -5,6 +5,7 @@ import { dashboardCommand, type DashboardStarter } from "./dashboard-command.ts"
 import { automationsCommand, runsCommand } from "./automations-command.ts";
 import { webhooksCommand } from "./webhooks-command.ts";
 import { workersCommand } from "./workers-command.ts";
+import { worktreesCommand } from "./worktrees-command.ts";
 import { costsCommand } from "./costs-command.ts";
 import { exportCommand } from "./export-command.ts";
 import { HELP_TEXT } from "./help-text.ts";
@@ -34,6 +35,7 @@ export function main(argv: string[], io: CliIo = processIo, parts: CliParts = {}
       if (!parts.dashboard) throw new CliError("The dashboard is not part of this entry point; run the opencode-errands binary (src/bin/main.ts).", 1);
       return dashboardCommand(dbPath, args, io, parts.dashboard);
     }
+    if (args.command === "worktrees") return worktreesCommand(dbPath, args, io).catch((error: unknown) => reportError(error, io));
     const reader = openReader(dbPath);
     let waiting: Promise<number> | undefined;
     try {

@@ -3,7 +3,7 @@ import type { TaskStatus } from "../core/task.ts";
 import type { CostGrouping } from "../cost/cost-report.ts";
 import { usageError } from "./cli-error.ts";
 
-export type CliCommand = "list" | "show" | "export" | "dashboard" | "automations" | "runs" | "webhooks" | "proposals" | "workers" | "costs" | "help";
+export type CliCommand = "list" | "show" | "export" | "dashboard" | "automations" | "runs" | "webhooks" | "proposals" | "workers" | "costs" | "worktrees" | "help";
 
 export type CliArgs = {
   command: CliCommand;
@@ -26,6 +26,8 @@ export type CliArgs = {
   /** costs: how far back (ms), and what the rows are. */
   sinceMs?: number;
   by?: CostGrouping;
+  /** worktrees: remove those with nothing unmerged. */
+  prune?: boolean;
 };
 
 const OPTIONS = {
@@ -43,6 +45,7 @@ const OPTIONS = {
   yes: { type: "boolean", short: "y" },
   since: { type: "string" },
   by: { type: "string" },
+  prune: { type: "boolean" },
 } as const;
 
 const ALLOWED_OPTIONS: Record<Exclude<CliCommand, "help">, string[]> = {
@@ -56,6 +59,7 @@ const ALLOWED_OPTIONS: Record<Exclude<CliCommand, "help">, string[]> = {
   proposals: ["db", "project", "json", "yes"],
   workers: ["db", "project", "json"],
   costs: ["db", "project", "json", "since", "by"],
+  worktrees: ["db", "project", "json", "prune"],
 };
 
 const STATUSES: Record<TaskStatus, true> = { queued: true, running: true, resumed: true, completed: true, error: true, cancelled: true };
@@ -65,7 +69,7 @@ export function parseCliArgs(argv: string[]): CliArgs {
   const [command, ...operands] = positionals;
   if (values.help || command === "help") return { command: "help", operands: [], all: false, json: false };
   if (command === undefined) throw usageError("No command given.");
-  if (!isCommand(command)) throw usageError(`Unknown command '${command}'. Commands: list, show, export, dashboard, automations, runs, webhooks, proposals, workers, costs.`);
+  if (!isCommand(command)) throw usageError(`Unknown command '${command}'. Commands: list, show, export, dashboard, automations, runs, webhooks, proposals, workers, costs, worktrees.`);
   for (const name of Object.keys(values)) {
     if (!ALLOWED_OPTIONS[command].includes(name)) throw usageError(`--${name} does not apply to ${command}.`);
   }
@@ -81,6 +85,7 @@ export function parseCliArgs(argv: string[]): CliArgs {
     json: values.json ?? false,
     ...(command === "webhooks" ? { showSecret: values["show-secret"] ?? false } : {}),
     ...(command === "proposals" ? { yes: values.yes ?? false } : {}),
+    ...(command === "worktrees" ? { prune: values.prune ?? false } : {}),
     ...(command === "costs" ? { sinceMs: parseSince(values.since), by: parseBy(values.by) } : {}),
     ...(command === "dashboard" ? { port: parsePort(values.port), host: values.host ?? "127.0.0.1", open: values.open ?? false } : {}),
   };

@@ -3,15 +3,15 @@ import { readdir, readFile } from "node:fs/promises";
 import { join, resolve, sep } from "node:path";
 import { git, gitOut } from "./git.ts";
 import { mainCheckout, REPOS_FILE } from "./create-worktree.ts";
-import { hasUnmergedCommits } from "./settle-worktree.ts";
+import { unmergedCommitCount } from "./settle-worktree.ts";
 import type { Worktree } from "./worktree.ts";
 
 /**
- * A listed worktree. `exists`: its directory is there. `registered`: git still knows it as a
+ * A listed worktree. `unmergedCommits`: commits of its branch the main checkout's HEAD lacks. `exists`: its directory is there. `registered`: git still knows it as a
  * worktree (false for a branch whose worktree was removed but which was kept for its commits;
  * its path is then "").
  */
-export type ListedWorktree = Worktree & { unmerged: boolean; exists: boolean; registered: boolean };
+export type ListedWorktree = Worktree & { unmerged: boolean; unmergedCommits: number; exists: boolean; registered: boolean };
 
 /**
  * The worktrees under `root`, found with git alone: the main checkouts named in the root's list
@@ -42,7 +42,8 @@ async function worktreesOf(repo: string, root: string): Promise<ListedWorktree[]
   ];
   return Promise.all(rows.map(async (row) => {
     const wt: Worktree = { path: row.path, branch: row.branch, base: bases.get(row.branch) ?? "", repo };
-    return { ...wt, unmerged: await hasUnmergedCommits(wt), exists: row.path !== "" && existsSync(row.path), registered: row.registered };
+    const unmergedCommits = await unmergedCommitCount(wt);
+    return { ...wt, unmerged: unmergedCommits > 0, unmergedCommits, exists: row.path !== "" && existsSync(row.path), registered: row.registered };
   }));
 }
 

@@ -37,10 +37,14 @@ export async function branchChanges(wt: Worktree): Promise<WorktreeChanges> {
  * lost if the branch were deleted. A branch that is gone holds nothing.
  */
 export async function hasUnmergedCommits(wt: Worktree): Promise<boolean> {
+  return (await unmergedCommitCount(wt)) > 0;
+}
+
+/** How many commits of the branch the main checkout's current HEAD lacks (0 when the branch is gone). */
+export async function unmergedCommitCount(wt: Worktree): Promise<number> {
   const exists = await git(wt.repo, ["rev-parse", "--verify", "--quiet", `refs/heads/${wt.branch}`], { okCodes: [1] });
-  if (exists.code !== 0) return false;
-  const count = await gitOut(wt.repo, ["rev-list", "--count", `HEAD..refs/heads/${wt.branch}`, "--"]);
-  return Number(count) > 0;
+  if (exists.code !== 0) return 0;
+  return Number(await gitOut(wt.repo, ["rev-list", "--count", `HEAD..refs/heads/${wt.branch}`, "--"]));
 }
 
 /**

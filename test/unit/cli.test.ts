@@ -216,7 +216,7 @@ describe("opencode-errands CLI", () => {
   it("wrong usage exits 2 with a pointer to --help", () => {
     const cases: [string[], RegExp][] = [
       [[], /No command given/],
-      [["frob"], /Unknown command 'frob'\. Commands: list, show, export, dashboard, automations, runs, webhooks, proposals, workers, costs\./],
+      [["frob"], /Unknown command 'frob'\. Commands: list, show, export, dashboard, automations, runs, webhooks, proposals, workers, costs, worktrees\./],
       [["list", "--status", "done"], /Unknown status 'done'\. Statuses: queued, running, resumed, completed, error, cancelled\./],
       [["show"], /show needs a task id/],
       [["show", "a", "b"], /show takes one task id/],

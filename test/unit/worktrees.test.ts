@@ -209,10 +209,10 @@ describe("listWorktrees", () => {
     const listed = await listWorktrees(root);
     const by = (b: string) => listed.find((w) => w.branch === b);
     assert.equal(listed.length, 4);
-    assert.deepEqual(by(clean.branch), { ...clean, unmerged: false, exists: true, registered: true });
-    assert.deepEqual(by(busy.branch), { ...busy, unmerged: true, exists: true, registered: true });
-    assert.deepEqual(by(gone.branch), { ...gone, unmerged: false, exists: false, registered: true });
-    assert.deepEqual(by(kept.branch), { ...kept, path: "", unmerged: true, exists: false, registered: false });
+    assert.deepEqual(by(clean.branch), { ...clean, unmerged: false, unmergedCommits: 0, exists: true, registered: true });
+    assert.deepEqual(by(busy.branch), { ...busy, unmerged: true, unmergedCommits: 1, exists: true, registered: true });
+    assert.deepEqual(by(gone.branch), { ...gone, unmerged: false, unmergedCommits: 0, exists: false, registered: true });
+    assert.deepEqual(by(kept.branch), { ...kept, path: "", unmerged: true, unmergedCommits: 1, exists: false, registered: false });
     assert.deepEqual(await listWorktrees(join(root, "..", "nothing-here")), []);
   });
 });
