@@ -36,7 +36,7 @@ export type HomeData = {
   /** The last 30 days' spend per day, by automation and by model, for the charts. */
   days: { byAutomation: DayCost[]; byModel: DayCost[]; days: string[] };
   /** What background work of every project launched today cost, and the serving OpenCode's dailyBudgetUsd (0: none known). */
-  today: { spentUsd: number; limitUsd: number };
+  today: { spent: Spend; limitUsd: number };
 };
 
 /** `dailyBudgetUsd`: the serving OpenCode's option (0 or absent: none known, from the command line). */
@@ -64,7 +64,7 @@ export function readHome(reader: ReadModel, project: string | undefined, now: nu
     workers,
     spend: reader.spend.trees([...active, ...recent, ...runTasks]),
     days: spendDays(reader, project, now),
-    today: { spentUsd: reader.spend.costSince(startOfLocalDay(now)), limitUsd: dailyBudgetUsd },
+    today: { spent: reader.spend.spentSince(startOfLocalDay(now)), limitUsd: dailyBudgetUsd },
   };
 }
 
@@ -118,7 +118,7 @@ export function homePage(data: HomeData, frame: { projects: ProjectRef[]; projec
 <section id="attention"><h2>Needs attention (${attention})</h2>${proposalList(data.proposals, now, back)}${data.attention.length || !data.proposals.length ? attentionList(data.attention) : ""}</section>
 ${workersSection(data.workers, frame.projects)}
 ${commandList(data.commands, now)}
-<section id="spend"><h2>Spend, the last 30 days</h2><p id="spend-today">Today, all projects: ${formatUsd(data.today.spentUsd)}${data.today.limitUsd > 0 ? ` of ${formatUsd(data.today.limitUsd)} (option dailyBudgetUsd)` : ""} spent by background work.</p><h3>By automation</h3>${spendChart(data.days.byAutomation, data.days.days, "spend-by-automation", "automation")}
+<section id="spend"><h2>Spend, the last 30 days</h2><p id="spend-today">Today, all projects: ${data.today.spent.requests ? spendText(data.today.spent) : "nothing"}${data.today.limitUsd > 0 ? ` (dailyBudgetUsd: ${formatUsd(data.today.limitUsd)})` : ""} spent by background work.</p><h3>By automation</h3>${spendChart(data.days.byAutomation, data.days.days, "spend-by-automation", "automation")}
 <h3>By model</h3>${spendChart(data.days.byModel, data.days.days, "spend-by-model", "model")}</section>
 <section id="automations"><h2>Automations (${data.automations.length})</h2>${automationTable(data.automations)}</section>
 <section id="runs"><h2>Recent automation runs</h2>${runTable(data.runs, data.spend)}</section>

@@ -151,11 +151,12 @@ describe("dashboard: what tasks and runs cost", () => {
     assert.match(page("/?project=other", { dailyBudgetUsd: 1 }).body, item, "the machine's budget, whichever project is shown");
     assert.doesNotMatch(page("/?project=proj", { dailyBudgetUsd: 2 }).body, /Daily budget reached/);
     assert.doesNotMatch(page("/?project=proj").body, /Daily budget reached/, "none known (the command line)");
-    assert.match(page("/?project=proj").body, /<p id="spend-today">Today, all projects: \$1\.50 spent by background work\.<\/p>/);
-    assert.match(page("/?project=proj", { dailyBudgetUsd: 2 }).body, /Today, all projects: \$1\.50 of \$2\.00 \(option dailyBudgetUsd\) spent/);
+    assert.match(page("/?project=proj").body, /<p id="spend-today">Today, all projects: \$1\.50 · 265\.0k tok spent by background work\.<\/p>/);
+    assert.match(page("/?project=proj", { dailyBudgetUsd: 2 }).body, /Today, all projects: \$1\.50 · 265\.0k tok \(dailyBudgetUsd: \$2\.00\) spent/);
   });
 
   it("with nothing spent, the chart says so", () => {
     assert.match(page("/?project=nobody").body, /Nothing spent in the last 30 days/);
+    assert.deepEqual(reader.spend.spentSince(NOW + DAY), { tokens: { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 }, costUsd: 0, requests: 0 });
   });
 });

@@ -77,11 +77,17 @@ export class SpendReads {
       .all(projectId, taskId, limit).map((row) => ({ messageId: String(row.message_id), spend: toSpend(row) }));
   }
 
-  /** What background tasks of every project launched since `since` cost, in USD: the machine's day against dailyBudgetUsd. */
+  /** What background tasks of every project launched since `since` spent: the machine's day. */
+  spentSince(since: number): Spend {
+    if (!this.connection.has("task_spend")) return toSpend({});
+    // SUM over no rows is NULL: toSpend reads it as 0.
+    return toSpend(this.connection.sql(`SELECT ${SUMS} FROM tasks t JOIN task_spend s ON s.project_id = t.project_id AND s.task_id = t.id
+      WHERE t.created_at >= ?`).get(since) ?? {});
+  }
+
+  /** The same in USD, as `dailyBudgetState` reads it against dailyBudgetUsd. */
   costSince(since: number): number {
-    if (!this.connection.has("task_spend")) return 0;
-    return Number(this.connection.sql(`SELECT COALESCE(SUM(s.cost_usd), 0) AS cost_usd FROM tasks t
-      JOIN task_spend s ON s.project_id = t.project_id AND s.task_id = t.id WHERE t.created_at >= ?`).get(since)?.cost_usd ?? 0);
+    return this.spentSince(since).costUsd;
   }
 
   /** Firings skipped since `since` because an automation's daily budget was reached, per automation, newest first. */
@@ -132,9 +138,10 @@ function modelName(json: unknown): string {
 }
 
 function toSpend(row: SqlRow): Spend {
+  const n = (value: unknown) => Number(value ?? 0);
   return {
-    tokens: { input: Number(row.input), output: Number(row.output), reasoning: Number(row.reasoning), cacheRead: Number(row.cache_read), cacheWrite: Number(row.cache_write) },
-    costUsd: Number(row.cost_usd),
-    requests: Number(row.requests),
+    tokens: { input: n(row.input), output: n(row.output), reasoning: n(row.reasoning), cacheRead: n(row.cache_read), cacheWrite: n(row.cache_write) },
+    costUsd: n(row.cost_usd),
+    requests: n(row.requests),
   };
 }
