@@ -1,5 +1,6 @@
 import type { Hooks, PluginInput } from "@opencode-ai/plugin";
-import { parseOptions } from "./options/options.ts";
+import { dirname } from "node:path";
+import { parseOptions, type Options } from "./options/options.ts";
 import { DAY_MS, systemClock } from "./core/clock.ts";
 import { errorMessage } from "./core/errors.ts";
 import { TaskManager } from "./core/task-manager.ts";
@@ -21,17 +22,27 @@ import type { ForkMessage } from "./fork/fork-types.ts";
 import { InboxApplier } from "./inbox/inbox-applier.ts";
 import { commandHandler } from "./inbox/apply-command.ts";
 import { serveDashboardFromPlugin } from "./dashboard/serve-from-plugin.ts";
-import { buildTools } from "./tools/build-tools.ts";
+import { AUTOMATION_TOOL_NAMES, buildTools, TOOL_NAMES } from "./tools/build-tools.ts";
 import type { Workers } from "./workers/workers.ts";
 import { askForAutomationsByDefault } from "./plugin/automation-permission.ts";
 import { LazyAutomations } from "./plugin/lazy-automations.ts";
 import { Parts, partFrom, type Part } from "./plugin/parts.ts";
+import { DirectoryHost } from "./host/directory-host.ts";
+import { registerActive } from "./plugin/instances.ts";
+import { passiveHooks } from "./plugin/passive-instance.ts";
+import { worktreeRoutes, worktreeSupport } from "./plugin/worktree-support.ts";
+import { isInsideWorktreesRoot, worktreesRoot } from "./worktrees/worktree-paths.ts";
 
 type OnCrash = (message: string, error: unknown) => void;
 
 /** The plugin: the one place where its parts are built, in order, and started. Never throws. */
 export async function backgroundTasksPlugin(input: PluginInput, rawOptions?: unknown): Promise<Hooks> {
   try {
+    const options = parseOptions(rawOptions);
+    // OpenCode starts the plugin again for each task's worktree directory: that instance stays passive.
+    if (isInsideWorktreesRoot(dataDirOf(options), input.directory)) {
+      return passiveHooks(projectIdOf(input), [...TOOL_NAMES, ...AUTOMATION_TOOL_NAMES], (message, error) => logError(createOpencodeHost(input.client), message, error));
+    }
     return await startPlugin(input, rawOptions);
   } catch (error) {
     return { tool: buildTools({ unavailable: errorMessage(error) }) };
@@ -49,7 +60,9 @@ async function startPlugin(input: PluginInput, rawOptions?: unknown): Promise<Ho
     return { tool: buildTools({ unavailable: errorMessage(error) }) };
   }
   void plugin.parts.start();
-  return hooks(plugin, host, onCrash, () => {
+  let unregister = () => {};
+  const built = hooks(plugin, host, onCrash, () => {
+    unregister();
     stopStats();
     plugin.parts.stop();
     try {
@@ -59,6 +72,9 @@ async function startPlugin(input: PluginInput, rawOptions?: unknown): Promise<Ho
     }
     host.log("info", "background tasks disposed").catch(() => undefined);
   });
+  // The worktrees' passive instances of this project forward their hooks and tools here.
+  unregister = registerActive(plugin.store.projectId, built);
+  return built;
 }
 
 type Built = Awaited<ReturnType<typeof build>>;
@@ -71,10 +87,12 @@ type Built = Awaited<ReturnType<typeof build>>;
 async function build(input: PluginInput, rawOptions: unknown, host: Host, onCrash: OnCrash) {
   const clock = systemClock;
   const options = parseOptions(rawOptions);
-  const store = Store.open({ path: options.dbPath || defaultDbPath(), projectId: input.project?.id ?? input.directory });
+  const store = Store.open({ path: options.dbPath || defaultDbPath(), projectId: projectIdOf(input) });
   rememberDirectory(store, input, onCrash);
   purgeOrphanedEvidence(store, onCrash);
   const forkLimits = { toolOutputLimit: options.forkToolOutputLimit, tokenCap: options.forkTokenCap };
+  // An isolated task's session lives in its worktree's directory: calls about it go there.
+  const local = new DirectoryHost(host, (directory) => createOpencodeHost(input.client, directory), worktreeRoutes(store.tasks));
   // A worker's events reach the core and the evidence hooks as the local server's do.
   const heard = (event: HostEvent) => {
     manager.handleEvent(event);
@@ -83,10 +101,10 @@ async function build(input: PluginInput, rawOptions: unknown, host: Host, onCras
   // Imported only when workers are configured: every OpenCode process pays for what the plugin imports.
   // The core is built after them (it talks through their routing host), so they reach it through a function.
   const workers: Workers | undefined = options.workers.length > 0 ? new (await import("./workers/workers.ts")).Workers(options.workers, {
-    local: host, clock, health: store.workerHealth, graceMs: options.workerGraceSeconds * 1000, forkLimits, log: onCrash,
+    local, clock, health: store.workerHealth, graceMs: options.workerGraceSeconds * 1000, forkLimits, log: onCrash,
     core: () => manager, onEvent: heard,
   }) : undefined;
-  const coreHost: Host = workers?.host ?? host;
+  const coreHost: Host = workers?.host ?? local;
   const spend = new TaskSpend(store.spend, store.tasks, onCrash);
   const manager: TaskManager<EvidenceService> = new TaskManager(coreHost, store.tasks, clock, options, {
     forks: createForkSupport(coreHost, forkLimits),
@@ -96,18 +114,19 @@ async function build(input: PluginInput, rawOptions: unknown, host: Host, onCras
     // One name for this instance in every claim it takes (notifications here, and the store's other tables).
     claimer: store.holder,
     spend,
+    worktrees: worktreeSupport(input.directory, () => worktreesRoot(dataDirOf(options), store.projectId)),
   });
   const forkTransform = new ForkContextTransform(forkLimits);
   manager.onSettle((task) => forkTransform.forget(task.id));
   const automations = options.automations ? new LazyAutomations({
     build: async () => (await import("./plugin/build-automations.ts")).buildAutomations({
-      store, manager, host, clock, directory: input.directory, filesWrittenBy: (taskId) => manager.hooks.filesWritten(taskId), onCrash,
+      store, manager, host: local, clock, directory: input.directory, filesWrittenBy: (taskId) => manager.hooks.filesWritten(taskId), onCrash,
     }, options),
     wanted: () => options.discovery !== false || store.hasAutomations(),
     onCrash,
     clock,
   }) : undefined;
-  const inbox = new InboxApplier(store, commandHandler(manager, automations, host), clock, onCrash);
+  const inbox = new InboxApplier(store, commandHandler(manager, automations, local), clock, onCrash);
   const parts: (Part | false | undefined)[] = [
     partFrom("retention", () => startRetention({
       purge: (cutoffMs) => store.tasks.purgeOlderThan(cutoffMs), retentionMs: options.retentionDays * DAY_MS, clock, onError: onCrash,
@@ -173,6 +192,16 @@ function hooks(plugin: Built, host: Host, onCrash: OnCrash, dispose: () => void)
       }
     },
   };
+}
+
+/** One project id for both instances: OpenCode gives a worktree's instance its main checkout's project. */
+function projectIdOf(input: PluginInput): string {
+  return input.project?.id ?? input.directory;
+}
+
+/** The plugin's data folder: the database's directory (worktrees live under it, never in the project). */
+function dataDirOf(options: Options): string {
+  return dirname(options.dbPath || defaultDbPath());
 }
 
 /** Evidence left by tasks already removed; a failure keeps it for now. */

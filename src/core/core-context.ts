@@ -2,6 +2,7 @@ import type { Clock } from "./clock.ts";
 import type { Host } from "../host/host.ts";
 import type { TaskStore } from "./task-store.ts";
 import type { SpendSink } from "./spend-sink.ts";
+import type { WorktreeSupport } from "./task-worktree.ts";
 import { errorMessage } from "./errors.ts";
 
 /** The host log as the core uses it: logging never throws, and detached work is always caught. */
@@ -42,4 +43,6 @@ export type CoreContext = {
   readonly log: CoreLog;
   /** Where children's model requests are counted (src/cost); none: spend is not recorded. */
   readonly spend?: SpendSink;
+  /** The git side of isolation (src/worktrees); none: isolation "worktree" is refused. */
+  readonly worktrees?: WorktreeSupport;
 };

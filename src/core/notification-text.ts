@@ -11,6 +11,7 @@ export function notificationText(task: Task, resultCap: number): string {
   if (task.status === "error") lines.push(`Error: ${task.error ?? "unknown error"}`);
   if (task.status === "cancelled") lines.push(task.error ? `Reason: ${task.error}` : "It was cancelled.");
   if (task.evidence) lines.push(task.evidence);
+  if (task.worktree?.changes) lines.push(task.worktree.changes);
   lines.push("</background-task-notification>");
   return lines.join("\n");
 }

@@ -9,6 +9,8 @@ export type RunningTasks = {
   /** True while the task's child runs and its events are followed. */
   isRunning(taskId: string): boolean;
   get(taskId: string): Task | undefined;
+  /** The worktree the task's child works in (its own or its launcher's); undefined: the project's checkout. */
+  directoryOf(taskId: string): string | undefined;
   /** Ends the task as error (once; false when it had already settled) and aborts its child. */
   stop(taskId: string, error: string): boolean;
   /** A short live note shown in the task's progress line. */

@@ -1,4 +1,5 @@
-import { transition, type ModelRef, type Task } from "./task.ts";
+import { transition, type ModelRef, type Task, type TaskWorktree } from "./task.ts";
+import { worktreeOf } from "./task-worktree.ts";
 import { TaskError, errorMessage } from "./errors.ts";
 import type { CoreContext } from "./core-context.ts";
 import type { ParentNotifier } from "./parent-notifier.ts";
@@ -23,6 +24,8 @@ export type LaunchInput = {
   extras?: unknown;
   /** Where the child runs: a worker's name, "local" (the default) or "auto". */
   worker?: string;
+  /** "worktree": the child works in a new git worktree of the project's HEAD (src/worktrees); default "none". */
+  isolation?: "worktree" | "none";
   /** The task tree's spending limit; absent: the taskBudget option's, else none. */
   budget?: Budget;
   /**
@@ -37,7 +40,7 @@ export type LaunchInput = {
  * parent into a new session; `firstPrompt` builds the child's first message (same text every time).
  */
 export type ForkSupport = {
-  fork(input: LaunchInput & { title: string }): Promise<string>;
+  fork(input: LaunchInput & { title: string; directory?: string }): Promise<string>;
   firstPrompt(sessionID: string, prompt: string): Promise<string>;
 };
 
@@ -79,7 +82,7 @@ export class TaskLauncher {
       throw new TaskError(`This session is already ${depth - 1} level(s) deep in background tasks; the limit is ${this.config.maxDepth} (maxDepth). Do the work here instead of launching another task.`);
     }
     const model = await this.childModel(input.agent, input.model ?? input.parentModel, input.model !== undefined);
-    const choice = this.choose(input.worker, model);
+    const choice = this.choose(input.isolation === "worktree" ? isolatedWorker(input.worker) : input.worker, model);
     try {
       return await this.launchOn(choice.worker, input, model);
     } finally {
@@ -90,7 +93,12 @@ export class TaskLauncher {
   private async launchOn(worker: string | undefined, input: LaunchInput & { fork?: boolean }, model: ModelRef): Promise<Task> {
     const { ctx, life, notifier, scheduler } = this.parts;
     const title = `${input.description} (@${input.agent} background)`;
-    const id = await this.createChild(worker, input, title);
+    const place = await this.workplace(worker, input);
+    const id = await this.createChild(worker, input, title, place.directory).catch(async (error) => {
+      if (place.own) await ctx.worktrees?.remove(place.own).catch((e) => ctx.log.error("Could not remove the worktree of a child that was not created", e));
+      throw error;
+    });
+    const worktree = place.own && await this.nameBranch(place.own, id, input.description);
     const now = ctx.clock.now();
     const task: Task = {
       id, parentSessionID: input.parentSessionID, batchId: input.parentMessageID,
@@ -99,6 +107,7 @@ export class TaskLauncher {
       isForked: Boolean(input.fork), resumeCount: 0, ...(input.notify === false ? { notify: false } : {}),
       progress: { toolCalls: 0, lastTools: [], lastActivityAt: now }, createdAt: now, promptedAt: now,
       ...(worker ? { worker } : {}), ...(input.budget ? { budget: { ...input.budget } } : {}),
+      ...(worktree ? { worktree } : {}),
     };
     const { store } = ctx;
     // Saved and given a slot in one transaction: "queued" is said only when the task really waits.
@@ -137,11 +146,35 @@ export class TaskLauncher {
   }
 
   /** The child's session, where it will run: a fork copies the parent's messages (onto a worker, by the placement). */
-  private async createChild(worker: string | undefined, input: LaunchInput & { fork?: boolean }, title: string): Promise<string> {
+  private async createChild(worker: string | undefined, input: LaunchInput & { fork?: boolean }, title: string, directory?: string): Promise<string> {
     const { ctx, placement } = this.parts;
     if (worker && placement) return input.fork ? placement.fork(worker, { ...input, title }) : (await placement.createSession(worker, title)).id;
-    if (input.fork) return requireForks(this.forks).fork({ ...input, title });
-    return (await ctx.host.createSession({ parentID: input.parentSessionID, title })).id;
+    if (input.fork) return requireForks(this.forks).fork({ ...input, title, directory });
+    return (await ctx.host.createSession({ parentID: input.parentSessionID, title, directory })).id;
+  }
+
+  /**
+   * Where a local child works: in the worktree of the task that launches it (a nested task shares
+   * it), in a new worktree of its own (isolation "worktree"), or in the project's checkout.
+   */
+  private async workplace(worker: string | undefined, input: LaunchInput): Promise<{ own?: TaskWorktree; directory?: string }> {
+    if (worker) return {};
+    const { ctx } = this.parts;
+    const inherited = worktreeOf(ctx.store, input.parentSessionID);
+    if (inherited) return { directory: inherited.path };
+    if (input.isolation !== "worktree") return {};
+    if (!ctx.worktrees) throw new TaskError('isolation "worktree" is not available in this build. Leave out isolation.');
+    const own = await ctx.worktrees.create(input.description);
+    return { own, directory: own.path };
+  }
+
+  /** A branch that cannot be renamed keeps its first name: the child works all the same. */
+  private async nameBranch(worktree: TaskWorktree, taskId: string, description: string): Promise<TaskWorktree> {
+    const { ctx } = this.parts;
+    return ctx.worktrees!.name(worktree, taskId, description).catch((error) => {
+      ctx.log.error(`Could not name the branch of task ${taskId}; it keeps ${worktree.branch}`, error);
+      return worktree;
+    });
   }
 
   async resume(found: Task, prompt: string, parentAgent: string, parentModel?: ModelRef): Promise<Task> {
@@ -188,6 +221,13 @@ export class TaskLauncher {
     if (!model) throw new TaskError(`Agent "${agentName}" has no model of its own and the parent's model is unknown. Pick an agent with a model.`);
     return model;
   }
+}
+
+/** An isolated child works in a worktree of this machine's checkout: never on a worker. */
+function isolatedWorker(worker: string | undefined): string {
+  const wanted = worker?.trim() || "local";
+  if (wanted === "local" || wanted === "auto") return "local";
+  throw new TaskError(`isolation "worktree" makes a git worktree on this machine, so its child cannot run on worker "${wanted}". Leave out worker, or leave out isolation.`);
 }
 
 function refuseResume(task: Task): void {

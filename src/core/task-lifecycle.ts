@@ -1,4 +1,4 @@
-import { isSettled, RUNNING_STATUSES, transition, UNSETTLED_STATUSES, type Task, type TaskStatus } from "./task.ts";
+import { isSettled, RUNNING_STATUSES, transition, UNSETTLED_STATUSES, type Task, type TaskStatus, type TaskWorktree } from "./task.ts";
 import type { TaskSummary } from "./task-summary.ts";
 import type { HostMessage } from "../host/host.ts";
 import { TaskError, errorMessage } from "./errors.ts";
@@ -55,7 +55,7 @@ export class TaskLifecycle {
    * Commits the settle and its notification together, then tells the parent. False when already
    * settled. `notify: false` when the caller reports the outcome itself (a tool's answer).
    */
-  settle(taskId: string, to: TaskStatus, fields: { result?: string; error?: string }, { notify = true } = {}): boolean {
+  settle(taskId: string, to: TaskStatus, fields: { result?: string; error?: string; worktree?: TaskWorktree }, { notify = true } = {}): boolean {
     const settled = this.ctx.store.transaction(() => {
       const task = this.ctx.store.get(taskId);
       if (!task || isSettled(task.status)) return undefined;
@@ -76,6 +76,8 @@ export class TaskLifecycle {
       return task;
     });
     if (!settled) return false;
+    // A settle that did not come from a finished answer (an error, a cancel): its work is committed all the same.
+    if (settled.worktree && !fields.worktree) this.detach(`Could not commit the work of task ${taskId} in its worktree`, this.keepWorktreeChanges(taskId));
     this.progress.release(taskId);
     this.answers.release(taskId);
     this.ctx.spend?.forget(taskId);
@@ -216,9 +218,35 @@ export class TaskLifecycle {
     } catch (error) {
       this.logError(`The run-end check of task ${task.id} failed; completing it`, error);
     }
-    if (decision.kind === "complete") this.settle(task.id, "completed", { result });
-    if (decision.kind === "error") this.settle(task.id, "error", { result, error: decision.error });
+    // Only an isolated task waits for git here: the others settle in the same tick as before.
+    const changes = decision.kind !== "continue" && task.worktree ? await this.worktreeChanges(task) : {};
+    if (decision.kind === "complete") this.settle(task.id, "completed", { result, ...changes });
+    if (decision.kind === "error") this.settle(task.id, "error", { result, error: decision.error, ...changes });
     if (decision.kind === "continue") await this.continueRun(task.id, decision.prompt, decision.detail);
+  }
+
+  /**
+   * An isolated task's work, committed on its branch (nothing is lost when the worktree goes), and
+   * the block its result shows. A git failure is shown in the block and logged; the task settles.
+   */
+  private async worktreeChanges(task: Task): Promise<{ worktree?: TaskWorktree }> {
+    const { worktree } = task;
+    if (!worktree || !this.ctx.worktrees) return {};
+    try {
+      return { worktree: { ...worktree, changes: await this.ctx.worktrees.settle(task) } };
+    } catch (error) {
+      this.logError(`Could not read the changes of task ${task.id} in its worktree`, error);
+      return { worktree: { ...worktree, changes: `Worktree: branch ${worktree.branch} (its changes could not be read: ${errorMessage(error)})` } };
+    }
+  }
+
+  /** After a settle without an answer: the worktree's work committed and its block stored, telling nobody. */
+  private async keepWorktreeChanges(taskId: string): Promise<void> {
+    const task = this.ctx.store.get(taskId);
+    if (!task?.worktree) return;
+    const { worktree } = await this.worktreeChanges(task);
+    const current = this.ctx.store.get(taskId);
+    if (current && worktree) this.ctx.store.save({ ...current, worktree });
   }
 
   /** Sends a running child back to work in the same run (no one typed "continue"). */

@@ -22,6 +22,7 @@ import { TaskLauncher, firstPromptWith, type ForkSupport, type LaunchInput } fro
 import type { RunningTasks } from "./running-tasks.ts";
 import type { TaskHooks } from "./task-hooks.ts";
 import { continueAfterCompaction } from "./compaction-continue.ts";
+import { worktreeOf, type WorktreeSupport } from "./task-worktree.ts";
 
 export type { ForkSupport, LaunchInput } from "./task-launcher.ts";
 
@@ -56,6 +57,8 @@ export type ManagerParts<Hooks extends TaskHooks = TaskHooks> = {
   spend?: SpendSink;
   /** This plugin instance's name in outbox claims (core/claims.ts newClaimer); a fresh one by default. */
   claimer?: string;
+  /** The git side of isolation "worktree"; none: it is refused. */
+  worktrees?: WorktreeSupport;
 };
 
 /** A parent notification put in the outbox by a layer above the core (see `enqueueNotification`). */
@@ -83,9 +86,9 @@ export class TaskManager<Hooks extends TaskHooks = TaskHooks> {
    * settles subscribe to `life.events`, and the hooks are built here (nothing is set after
    * construction). Never throws: a store that fails now is logged, and `start` and the poll retry.
    */
-  constructor(host: Host, store: TaskStore, clock: Clock, private config: ManagerConfig, { forks, hooks, placement, claimer, spend }: ManagerParts<Hooks> = {}) {
+  constructor(host: Host, store: TaskStore, clock: Clock, private config: ManagerConfig, { forks, hooks, placement, claimer, spend, worktrees }: ManagerParts<Hooks> = {}) {
     this.health = new StoreHealth(clock);
-    const ctx: CoreContext = { host, store: this.health.watch(store), clock, log: new CoreLog(host), spend };
+    const ctx: CoreContext = { host, store: this.health.watch(store), clock, log: new CoreLog(host), spend, worktrees };
     this.ctx = ctx;
     this.notifier = new ParentNotifier({ host, store: ctx.store, clock, resultCap: config.resultCapChars, onError: (m, e) => ctx.log.error(m, e), claimer });
     this.waiters = new SettleWaiters(clock);
@@ -165,6 +168,7 @@ export class TaskManager<Hooks extends TaskHooks = TaskHooks> {
     return {
       isRunning: (taskId) => life().progress.isTracked(taskId),
       get: (taskId) => ctx.store.get(taskId),
+      directoryOf: (taskId) => worktreeOf(ctx.store, taskId)?.path,
       stop: (taskId, error) => {
         if (!life().settle(taskId, "error", { error })) return false;
         ctx.log.detach(`Could not abort task ${taskId}`, ctx.host.abort(taskId));

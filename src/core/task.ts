@@ -11,6 +11,12 @@ export const UNSETTLED_STATUSES: readonly TaskStatus[] = ["queued", ...RUNNING_S
 
 export type ModelRef = { providerID: string; modelID: string };
 
+/** A task's own git worktree (`repo`: the main checkout's top level); `changes`: the block its result shows, set when it settles. */
+export type TaskWorktree = { path: string; branch: string; base: string; repo: string; changes?: string; removed?: WorktreeRemoval };
+
+/** What became of a worktree whose directory is gone: by which action, and whether its branch was kept (it held commits not merged). */
+export type WorktreeRemoval = { at: number; by: "merge" | "discard" | "clear"; branchKept: boolean };
+
 export type TaskProgress = {
   /** Distinct tool calls the child has made (each call id counted once). */
   toolCalls: number;
@@ -64,6 +70,8 @@ export type Task = {
   clearedAt?: number;
   /** The worker (another OpenCode server) the child runs on; absent: this OpenCode. */
   worker?: string;
+  /** isolation "worktree": the git worktree the child works in (a nested task of it works there too, without its own). */
+  worktree?: TaskWorktree;
   /** Its spending limit, counted over the task with its descendants; absent: none. */
   budget?: Budget;
 };

@@ -57,7 +57,7 @@ export class EvidenceService implements TaskHooks {
     if (!this.tasks.isRunning(sessionID)) return;
     for (const path of paths) {
       if (this.collector.knows(sessionID, path)) continue;
-      const now = await snapshotFile(absolutePath(this.projectDir, path));
+      const now = await snapshotFile(absolutePath(this.directoryOf(sessionID), path));
       this.collector.recordBefore(sessionID, path, now.sha256 ? { exists: now.exists, sha256: now.sha256 } : { exists: now.exists });
     }
   }
@@ -75,11 +75,12 @@ export class EvidenceService implements TaskHooks {
   async runEnded(task: Task, result: string): Promise<RunEndDecision> {
     const run = task.resumeCount;
     const read = this.filesOf(task);
-    const files = await verifyFiles(this.projectDir, this.collector.evidence(task.id, run).files, read);
+    const dir = this.directoryOf(task.id);
+    const files = await verifyFiles(dir, this.collector.evidence(task.id, run).files, read);
     for (const file of files) this.collector.saveFile(task.id, run, file);
     const commands = this.collector.evidence(task.id, run).commands;
     // A worker's files: what the check just read is all that is known of them.
-    const exists = read ? (path: string) => files.some((f) => f.path === path && f.check?.exists) : (path: string) => existsSync(absolutePath(this.projectDir, path));
+    const exists = read ? (path: string) => files.some((f) => f.path === path && f.check?.exists) : (path: string) => existsSync(absolutePath(dir, path));
     this.collector.saveContradictions(task.id, run, findContradictions(result, files, commands, exists));
     const spec = this.store.spec(task.id);
     if (!spec?.expect) return { kind: "complete" };
@@ -119,7 +120,7 @@ export class EvidenceService implements TaskHooks {
   }
 
   private async judgeExpectation(task: Task, spec: TaskEvidenceSpec, expect: Expectation): Promise<RunEndDecision> {
-    const outcome = await checkExpectation(this.projectDir, expect, this.config.expectTimeoutSeconds * 1000, this.filesOf(task));
+    const outcome = await checkExpectation(this.directoryOf(task.id), expect, this.config.expectTimeoutSeconds * 1000, this.filesOf(task));
     if (outcome.ok) {
       this.milestone(task, "evidence_verified", `its expectation is met: ${outcome.met.join("; ")}.`);
       return { kind: "complete" };
@@ -157,6 +158,11 @@ export class EvidenceService implements TaskHooks {
   private wantsMilestones(task: Task, spec: TaskEvidenceSpec | undefined): boolean {
     if (task.notify === false) return false;
     return spec?.milestones ?? this.config.milestones;
+  }
+
+  /** Where the task's child works: its worktree (isolation), else the project. */
+  private directoryOf(taskId: string): string {
+    return this.tasks.directoryOf(taskId) ?? this.projectDir;
   }
 
   private runOf(taskId: string): number | undefined {

@@ -12,8 +12,8 @@ import { reserveFor, type ForkLimits } from "./fork-limits.ts";
  */
 export function createForkSupport(host: Host, limits: ForkLimits): ForkSupport {
   return {
-    async fork({ parentSessionID, parentMessageID, title }) {
-      return (await host.forkSession({ sessionID: parentSessionID, messageID: parentMessageID, title })).id;
+    async fork({ parentSessionID, parentMessageID, title, directory }) {
+      return (await host.forkSession({ sessionID: parentSessionID, messageID: parentMessageID, title, directory })).id;
     },
     // Called when the task starts (it may have waited in the queue); nothing is added to the fork
     // before that, so the statistics, and the text, are the same whenever it is built.

@@ -93,8 +93,9 @@ export type PromptInput = {
  * test/helpers/host-contract.ts checks this for every Host (the adapter, the tests' FakeHost).
  */
 export interface Host {
-  createSession(input: { parentID?: string; title: string }): Promise<{ id: string }>;
-  forkSession(input: { sessionID: string; messageID?: string; title: string }): Promise<{ id: string }>;
+  /** `directory`: where the session works (a worktree); absent: this instance's directory. */
+  createSession(input: { parentID?: string; title: string; directory?: string }): Promise<{ id: string }>;
+  forkSession(input: { sessionID: string; messageID?: string; title: string; directory?: string }): Promise<{ id: string }>;
   sessionExists(sessionID: string): Promise<boolean>;
   prompt(input: PromptInput): Promise<void>;
   abort(sessionID: string): Promise<void>;

@@ -8,20 +8,24 @@ type Result<T> = { data?: T; error?: unknown; response?: Response };
 
 const SERVICE = "opencode-errands";
 
-/** The Host on OpenCode's v1 SDK client (`{ path, query, body }` calls returning `{ data, error }`). */
-export function createOpencodeHost(client: Client): Host {
+/**
+ * The Host on OpenCode's v1 SDK client (`{ path, query, body }` calls returning `{ data, error }`).
+ * With `directory`, every call goes to that directory's instance (a worktree's sessions live there).
+ */
+export function createOpencodeHost(client: Client, directory?: string): Host {
+  const query = directory ? { directory } : undefined;
   return {
     async createSession({ parentID, title }) {
-      const session = unwrap(await client.session.create({ body: { parentID, title } }), "create a child session");
+      const session = unwrap(await client.session.create({ body: { parentID, title }, query }), "create a child session");
       return { id: session.id };
     },
     async forkSession({ sessionID, messageID, title }) {
-      const forked = unwrap(await client.session.fork({ path: { id: sessionID }, body: { messageID } }), "fork the session");
-      unwrap(await client.session.update({ path: { id: forked.id }, body: { title } }), "title the forked session");
+      const forked = unwrap(await client.session.fork({ path: { id: sessionID }, body: { messageID }, query }), "fork the session");
+      unwrap(await client.session.update({ path: { id: forked.id }, body: { title }, query }), "title the forked session");
       return { id: forked.id };
     },
     async sessionExists(sessionID) {
-      const result = (await client.session.get({ path: { id: sessionID } })) as Result<unknown>;
+      const result = (await client.session.get({ path: { id: sessionID }, query })) as Result<unknown>;
       if (result.response?.status === 404) return false;
       unwrap(result, "look up a session");
       return true;
@@ -33,13 +37,13 @@ export function createOpencodeHost(client: Client): Host {
         model: input.model,
         noReply: input.noReply,
       };
-      check(await client.session.promptAsync({ path: { id: input.sessionID }, body }), "send a prompt");
+      check(await client.session.promptAsync({ path: { id: input.sessionID }, body, query }), "send a prompt");
     },
     async abort(sessionID) {
-      check(await client.session.abort({ path: { id: sessionID } }), "abort a session");
+      check(await client.session.abort({ path: { id: sessionID }, query }), "abort a session");
     },
     async statuses() {
-      const all = unwrap(await client.session.status(), "read session statuses") as Record<string, { type: string }>;
+      const all = unwrap(await client.session.status({ query }), "read session statuses") as Record<string, { type: string }>;
       const out: Record<string, SessionActivity> = {};
       for (const [id, status] of Object.entries(all ?? {})) {
         if (status?.type === "busy" || status?.type === "retry") out[id] = status.type;
@@ -47,15 +51,15 @@ export function createOpencodeHost(client: Client): Host {
       return out;
     },
     async recentMessages(sessionID, limit) {
-      const messages = unwrap(await client.session.messages({ path: { id: sessionID }, query: { limit } }), "read messages");
+      const messages = unwrap(await client.session.messages({ path: { id: sessionID }, query: { ...query, limit } }), "read messages");
       // The server applies the limit too; cutting here keeps the contract whatever it answers.
       return (messages as RawMessage[]).slice(-limit).map(toHostMessage);
     },
     async sessionHistory(sessionID) {
-      return unwrap(await client.session.messages({ path: { id: sessionID } }), "read the session history") as unknown as ForkMessage[];
+      return unwrap(await client.session.messages({ path: { id: sessionID }, query }), "read the session history") as unknown as ForkMessage[];
     },
     async listSessions() {
-      const sessions = unwrap(await client.session.list(), "list sessions") as Array<{ id: string; parentID?: string; time: { created: number; updated?: number } }>;
+      const sessions = unwrap(await client.session.list({ query }), "list sessions") as Array<{ id: string; parentID?: string; time: { created: number; updated?: number } }>;
       return (sessions ?? []).map((s): HostSession => ({ id: s.id, ...(s.parentID ? { parentID: s.parentID } : {}), updatedAt: s.time.updated ?? s.time.created }));
     },
     async agents() {

@@ -44,6 +44,8 @@ export type Options = {
   stalledLoopLimit: number;
   /** Tell parents when their tasks start and meet their expectation (never starting a turn). Default false. */
   milestones: boolean;
+  /** background_task's isolation when the call leaves it out: "worktree" gives each child a git worktree of HEAD. Default "none". */
+  defaultIsolation: "worktree" | "none";
   /** Register the eight task_* automation tools and run the scheduler; false registers none. Default true. */
   automations: boolean;
   /**
@@ -124,6 +126,7 @@ export const DEFAULT_OPTIONS: Options = {
   onInterrupted: "resume",
   cancelChildrenOnParentAbort: false,
   milestones: false,
+  defaultIsolation: "none",
   automations: true,
   discovery: false,
   workers: [],
@@ -159,6 +162,7 @@ export function parseOptions(raw: unknown): Options {
   readChoice(input, "automations", [true, false], options, problems);
   readChoice(input, "workspaceContext", [true, false], options, problems);
   readChoice(input, "onInterrupted", ["resume", "fail"], options, problems);
+  readChoice(input, "defaultIsolation", ["none", "worktree"], options, problems);
   if (input.dbPath !== undefined) {
     if (typeof input.dbPath === "string") options.dbPath = input.dbPath;
     else problems.push(`"dbPath" must be a file path (a string), got ${JSON.stringify(input.dbPath)}`);
@@ -187,7 +191,7 @@ export function parseOptions(raw: unknown): Options {
   return options;
 }
 
-type ChoiceKey = "idleEvents" | "onInterrupted" | "cancelChildrenOnParentAbort" | "milestones" | "automations" | "workspaceContext";
+type ChoiceKey = "idleEvents" | "onInterrupted" | "defaultIsolation" | "cancelChildrenOnParentAbort" | "milestones" | "automations" | "workspaceContext";
 
 function readChoice<K extends ChoiceKey>(
   input: Record<string, unknown>, key: K, allowed: Options[K][], options: Options, problems: string[],

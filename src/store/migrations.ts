@@ -464,6 +464,14 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE tasks ADD COLUMN budget_tokens INTEGER; -- input + output + reasoning; NULL: no token limit
     `,
   },
+  {
+    version: 24,
+    name: "isolation: the git worktree a task's child works in",
+    sql: `
+      -- JSON {path, branch, base, changes?}; NULL: the child works in the project's own checkout
+      ALTER TABLE tasks ADD COLUMN worktree TEXT;
+    `,
+  },
 ];
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -1,4 +1,4 @@
-import type { ModelRef, Task, TaskStatus } from "../core/task.ts";
+import type { ModelRef, Task, TaskStatus, TaskWorktree } from "../core/task.ts";
 import type { TaskSummary } from "../core/task-summary.ts";
 import type { Budget } from "../core/budget.ts";
 import type { SqlRow, SqlValue } from "./sqlite-driver.ts";
@@ -33,6 +33,7 @@ export const TASK_COLUMNS = [
   "worker",
   "budget_usd",
   "budget_tokens",
+  "worktree",
 ] as const;
 
 export function taskToParams(projectId: string, task: Task): SqlValue[] {
@@ -65,6 +66,7 @@ export function taskToParams(projectId: string, task: Task): SqlValue[] {
     task.worker ?? null,
     task.budget?.usd ?? null,
     task.budget?.tokens ?? null,
+    task.worktree ? JSON.stringify(task.worktree) : null,
   ];
 }
 
@@ -109,6 +111,7 @@ export function rowToSummary(row: SqlRow): TaskSummary {
   if (typeof row.worker === "string") task.worker = row.worker;
   const budget = budgetOf(row);
   if (budget) task.budget = budget;
+  if (typeof row.worktree === "string") task.worktree = JSON.parse(row.worktree) as TaskWorktree;
   return task;
 }
 

@@ -1,16 +1,17 @@
 import type { tool } from "@opencode-ai/plugin";
 import type { TaskManager } from "../core/task-manager.ts";
+import type { Task } from "../core/task.ts";
 import { TaskError } from "../core/errors.ts";
 import { defineTool } from "./tool-kit.ts";
 import { allowExpectCommand, checkExpect, expectArg } from "./expect-arg.ts";
 
-const DESCRIPTION = `Run work in a background child session; returns its task id at once; this session is told the result. Calls in one message form a batch.
-fork: true: the child gets this conversation; resume: "<task id>" continues a completed task.
-expect: files that must exist, a command that must exit 0, else the child goes back to work.`;
+const DESCRIPTION = `Run work in a child session; gives its task id now, the result later. One message's calls form a batch.
+fork: true: child gets this conversation; resume: "<task id>" continues a completed task.
+expect: files to exist, a command to exit 0, else the child works on.`;
 
-type Deps = { manager: TaskManager; onCrash: (message: string, error: unknown) => void; hasWorkers?: boolean };
+type Deps = { manager: TaskManager; onCrash: (message: string, error: unknown) => void; hasWorkers?: boolean; defaultIsolation?: "worktree" | "none" };
 
-export function backgroundTaskTool({ manager, onCrash, hasWorkers = false }: Deps) {
+export function backgroundTaskTool({ manager, onCrash, hasWorkers = false, defaultIsolation = "none" }: Deps) {
   const args = (s: typeof tool.schema) => ({
     description: s.string().describe("3-8 word label"),
     prompt: s.string(),
@@ -19,6 +20,7 @@ export function backgroundTaskTool({ manager, onCrash, hasWorkers = false }: Dep
     resume: s.string().optional(),
     expect: expectArg(s),
     milestones: s.boolean().optional(),
+    isolation: s.enum(["worktree", "none"]).optional(),
     worker: s.string().optional(),
   });
   return defineTool({
@@ -34,8 +36,8 @@ export function backgroundTaskTool({ manager, onCrash, hasWorkers = false }: Dep
         throw new TaskError("fork and resume are mutually exclusive: fork starts a new child from this conversation, resume continues an existing task's own session. Pass only one.");
       }
       checkExpect(args.expect);
-      if (args.resume && (args.expect || args.milestones !== undefined || args.worker !== undefined)) {
-        throw new TaskError("expect, milestones and worker are set when a task is launched; a resume keeps the task's own. Leave them out of the resume.");
+      if (args.resume && (args.expect || args.milestones !== undefined || args.worker !== undefined || args.isolation !== undefined)) {
+        throw new TaskError("expect, milestones, isolation and worker are set when a task is launched; a resume keeps the task's own. Leave them out of the resume.");
       }
       const remote = args.worker !== undefined && args.worker.trim() !== "local" && args.worker.trim() !== "";
       if (remote && args.expect?.command) {
@@ -53,16 +55,25 @@ export function backgroundTaskTool({ manager, onCrash, hasWorkers = false }: Dep
         parentSessionID: call.sessionID, parentMessageID: call.messageID, parentAgent: call.agent,
         parentModel: call.model, description: args.description, prompt: args.prompt, agent: args.agent, fork: args.fork,
         extras: { expect: args.expect, milestones: args.milestones }, ...(args.worker !== undefined ? { worker: args.worker } : {}),
+        isolation: args.isolation ?? defaultIsolation,
       });
       const queued = task.status === "queued" ? " (queued: the concurrency limit is reached; it starts when a slot frees)" : "";
       return [
         `Launched background task ${task.id}${task.isForked ? " (forked)" : ""}${task.worker ? ` on worker ${task.worker}` : ""}: ${task.description}${queued}`,
         `task_id: ${task.id}`,
         `batch: ${task.batchId}`,
+        ...worktreeLines(task),
         "It runs in the background; you will be notified here when it finishes. Use background_output to check on it.",
       ].join("\n");
     },
   });
+}
+
+/** Where an isolated child works (a nested task of an isolated child shares its parent's worktree and has none of its own). */
+function worktreeLines(task: Task): string[] {
+  if (!task.worktree) return [];
+  const { path, branch, base } = task.worktree;
+  return [`worktree: ${path} (branch ${branch}, from HEAD ${base.slice(0, 7)}). Uncommitted changes of your checkout are not carried over; its result lists what it changed, and background_merge brings it back.`];
 }
 
 /** Checked here rather than in the schema: every model request carries the schema (a shared budget). */

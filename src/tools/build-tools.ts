@@ -36,7 +36,7 @@ export function buildTools(deps: Ready | Unavailable): Record<string, ToolDefini
   const { manager, clock, options, onCrash, evidence, automations, spend } = deps;
   return {
     ...(automations ? lazyAutomationTools(automations, onCrash, hasWorkers(options)) : {}),
-    background_task: backgroundTaskTool({ manager, onCrash, hasWorkers: hasWorkers(options) }),
+    background_task: backgroundTaskTool({ manager, onCrash, hasWorkers: hasWorkers(options), defaultIsolation: options.defaultIsolation }),
     background_output: backgroundOutputTool({
       manager, clock, onCrash, evidence, spend,
       defaultTimeoutSeconds: options.defaultBlockTimeoutSeconds,

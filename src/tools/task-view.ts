@@ -30,7 +30,7 @@ export function listLine(task: TaskSummary, now: number): string {
 export function outputBlock(task: Task, now: number, extra: { evidence?: string; spent?: string } = {}): string {
   const lines = [
     `Task ${task.id}${marks(task)}: ${task.description}`,
-    `Status: ${task.status} (${elapsed(task, now)}, agent ${task.agent}, batch ${task.batchId}, runs ${task.worker ? `on worker ${task.worker}` : "here"})`,
+    `Status: ${task.status} (${elapsed(task, now)}, agent ${task.agent}, batch ${task.batchId}, runs ${task.worker ? `on worker ${task.worker}` : task.worktree ? `in worktree ${task.worktree.path} on branch ${task.worktree.branch}` : "here"})`,
     `Progress: ${progressLine(task, now)}`,
   ];
   if (extra.spent) lines.push(`Spent: ${extra.spent} (with the tasks it launched)`);
@@ -38,5 +38,6 @@ export function outputBlock(task: Task, now: number, extra: { evidence?: string;
   if (task.status === "error") lines.push(`Error: ${task.error ?? "unknown error"}`);
   if (task.status === "cancelled") lines.push(task.error ? `Cancelled: ${task.error}` : "Cancelled.");
   if (extra.evidence) lines.push(extra.evidence);
+  if (task.worktree?.changes) lines.push(task.worktree.changes);
   return lines.join("\n");
 }

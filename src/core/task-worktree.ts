@@ -1,0 +1,36 @@
+import type { Task, TaskWorktree } from "./task.ts";
+import type { TaskStore } from "./task-store.ts";
+
+/**
+ * The git side of isolation, given to the manager by the composition root (src/worktrees does the
+ * work): the core only decides when. Every method may throw; `create` throws a refusal (a message
+ * that names the fix) for a project that is not a git repository.
+ */
+export type WorktreeSupport = {
+  /** A new worktree of the project's HEAD for a child about to be created. */
+  create(description: string): Promise<TaskWorktree>;
+  /** Its branch named after the task, once the session (whose id is the task id) exists. */
+  name(worktree: TaskWorktree, taskId: string, description: string): Promise<TaskWorktree>;
+  /** Removes a worktree whose child was never created. */
+  remove(worktree: TaskWorktree): Promise<void>;
+  /** Commits the child's uncommitted work; the short block its result shows (branch, commits, diff stat). */
+  settle(task: Task): Promise<string>;
+};
+
+/** How many task levels are walked up at most (maxDepth is far below it). */
+const MAX_WALK = 32;
+
+/**
+ * The worktree a session works in: its task's own, else that of the task whose child launched it
+ * (a nested task runs in its parent's worktree); undefined: the project's own checkout.
+ */
+export function worktreeOf(store: Pick<TaskStore, "get">, sessionID: string): TaskWorktree | undefined {
+  let id = sessionID;
+  for (let i = 0; i < MAX_WALK; i++) {
+    const task = store.get(id);
+    if (!task) return undefined;
+    if (task.worktree) return task.worktree;
+    id = task.parentSessionID;
+  }
+  return undefined;
+}

@@ -1,0 +1,76 @@
+import { TaskError } from "../core/errors.ts";
+import { RUNNING_STATUSES, type Task, type TaskWorktree } from "../core/task.ts";
+import type { TaskStore } from "../core/task-store.ts";
+import { worktreeOf, type WorktreeSupport } from "../core/task-worktree.ts";
+import type { DirectoryRoutes } from "../host/directory-host.ts";
+import { createWorktree, nameBranch } from "../worktrees/create-worktree.ts";
+import { removeWorktree } from "../worktrees/remove-worktree.ts";
+import { settleWorktree } from "../worktrees/settle-worktree.ts";
+import { WorktreeRefusal, type Worktree, type WorktreeChanges } from "../worktrees/worktree.ts";
+
+/** The most commits and diff-stat lines a result's Worktree block lists (background_merge diff shows all). */
+const MAX_COMMITS = 10;
+const MAX_STAT_LINES = 15;
+
+/** Where each session works, read from the tasks: its own worktree or its launcher's. */
+export function worktreeRoutes(tasks: TaskStore): DirectoryRoutes {
+  return {
+    directoryOf: (sessionID) => worktreeOf(tasks, sessionID)?.path,
+    directoriesInUse: () => tasks.list({ statuses: RUNNING_STATUSES, includeCleared: true })
+      .flatMap((t) => t.worktree?.path ?? worktreeOf(tasks, t.parentSessionID)?.path ?? []),
+  };
+}
+
+/**
+ * The core's isolation port on src/worktrees: worktrees of the project's HEAD under `root`. Its git
+ * commands run one at a time: two launches at once both write the repository's config (the base,
+ * the branch rename), and git refuses a config file another command holds locked.
+ */
+export function worktreeSupport(projectDir: string, root: () => string): WorktreeSupport {
+  const one = serially();
+  return {
+    create: (description) => one(async () => {
+      try {
+        return fromGit(await createWorktree({ repo: projectDir, root: root(), description, from: "head" }));
+      } catch (error) {
+        // The refusal names the fix (not a git repository): the tool answers it, nothing was made.
+        if (error instanceof WorktreeRefusal) throw new TaskError(error.message);
+        throw error;
+      }
+    }),
+    name: (worktree, taskId, description) => one(async () => fromGit(await nameBranch(worktree, shortTaskId(taskId), description))),
+    remove: (worktree) => one(async () => {
+      await removeWorktree(worktree, { deleteBranch: true });
+    }),
+    settle: (task: Task) => one(async () => changesBlock(await settleWorktree(task.worktree!, `task ${task.id} "${task.description}"`))),
+  };
+}
+
+/** Runs the given work one after another, in call order; a failure does not stop the next. */
+function serially(): <T>(work: () => Promise<T>) => Promise<T> {
+  let last: Promise<unknown> = Promise.resolve();
+  return (work) => {
+    const next = last.then(work, work);
+    last = next.catch(() => undefined);
+    return next;
+  };
+}
+
+/** The task id without its `ses_` prefix, cut to what tells tasks apart in a branch name. */
+export function shortTaskId(taskId: string): string {
+  return taskId.replace(/^ses_/, "").slice(0, 12);
+}
+
+/** The result's short Worktree block: branch, the commits on it, `git diff --stat` against the base. */
+export function changesBlock(changes: WorktreeChanges): string {
+  if (!changes.changed) return `Worktree: branch ${changes.branch}, no changes.`;
+  const commits = changes.commits.slice(0, MAX_COMMITS).map((c) => `  ${c.sha.slice(0, 7)} ${c.subject}`);
+  if (changes.commits.length > MAX_COMMITS) commits.push(`  … ${changes.commits.length - MAX_COMMITS} more`);
+  const stat = changes.diffStat.trimEnd().split("\n");
+  const shown = stat.length > MAX_STAT_LINES ? [...stat.slice(0, MAX_STAT_LINES - 1), "  …", stat.at(-1)!] : stat;
+  return [`Worktree: branch ${changes.branch}, ${changes.commits.length} commit(s):`, ...commits, ...shown].join("\n");
+}
+
+function fromGit({ path, branch, base, repo }: Worktree): TaskWorktree {
+  return { path, branch, base, repo };
+}
