@@ -8,12 +8,12 @@ import type { ProjectWorker } from "../store/reads/worker-reads.ts";
 import { html, type SafeHtml } from "./html.ts";
 import { automationHref, duration, elapsed, layout, preview, status, taskHref, time } from "./page-layout.ts";
 import { proposalList, proposalsOf } from "./proposal-view.ts";
-import { costsByDay, type DayCost } from "../cost/cost-report.ts";
+import { spendDays, type SpendDays } from "./spend-days.ts";
 import { dailyBudgetState, startOfLocalDay } from "../cost/daily-budget.ts";
 import { formatUsd } from "../cost/format-spend.ts";
 import type { Spend } from "../cost/spend.ts";
 import { spendKey } from "../store/reads/spend-reads.ts";
-import { chartDays, chartSince, spendChart } from "./spend-chart.ts";
+import { spendChart } from "./spend-chart.ts";
 import { spendText } from "./spend-view.ts";
 import { indexWorkers, runWhere, whereCell, workerAttention, workerOf, workersSection, type WorkerIndex } from "./worker-view.ts";
 
@@ -34,7 +34,7 @@ export type HomeData = {
   /** Each listed task's spend with its descendants', and each listed run's task's, by `spendKey`. */
   spend: Map<string, Spend>;
   /** The last 30 days' spend per day, by automation and by model, for the charts. */
-  days: { byAutomation: DayCost[]; byModel: DayCost[]; days: string[] };
+  days: SpendDays;
   /** What background work of every project launched today cost, and the serving OpenCode's dailyBudgetUsd (0: none known). */
   today: { spent: Spend; limitUsd: number };
 };
@@ -66,14 +66,6 @@ export function readHome(reader: ReadModel, project: string | undefined, now: nu
     days: spendDays(reader, project, now),
     today: { spent: reader.spend.spentSince(startOfLocalDay(now)), limitUsd: dailyBudgetUsd },
   };
-}
-
-function spendDays(reader: ReadModel, project: string | undefined, now: number): HomeData["days"] {
-  const since = chartSince(now);
-  const spent = reader.spend.spentTasks(project, since);
-  if (spent.length === 0) return { byAutomation: [], byModel: [], days: chartDays(now) };
-  const links = reader.spend.links(project), runs = reader.spend.runTasks(project);
-  return { byAutomation: costsByDay(spent, links, runs, "automation", since), byModel: costsByDay(spent, links, runs, "model", since), days: chartDays(now) };
 }
 
 /** The machine's daily budget reached (all projects), and automations that skipped firings for their own daily budget. */

@@ -155,6 +155,18 @@ describe("dashboard: what tasks and runs cost", () => {
     assert.match(page("/?project=proj", { dailyBudgetUsd: 2 }).body, /Today, all projects: \$1\.50 · 265\.0k tok \(dailyBudgetUsd: \$2\.00\) spent/);
   });
 
+  it("the charts are kept between refreshes and follow a new spend row at once", () => {
+    const legend = () => /<svg class="chart" id="spend-by-automation"[\s\S]*?<\/ul>/.exec(page("/?project=proj").body)?.[0] ?? "";
+    assert.match(legend(), /\(direct tasks\): \$0\.108 · 35\.0k tok/);
+    const store = SqliteTaskStore.open({ path: join(dir, "tasks.db"), projectId: "proj" });
+    try {
+      new SpendRepository(store.db, "proj").put("ses_free", "msg_f02", spend(0.5, 1000));
+    } finally {
+      store.close();
+    }
+    assert.match(legend(), /\(direct tasks\): \$0\.608 · 36\.0k tok/);
+  });
+
   it("with nothing spent, the chart says so", () => {
     assert.match(page("/?project=nobody").body, /Nothing spent in the last 30 days/);
     assert.deepEqual(reader.spend.spentSince(NOW + DAY), { tokens: { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 }, costUsd: 0, requests: 0 });

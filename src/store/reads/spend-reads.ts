@@ -41,17 +41,37 @@ export class SpendReads {
     return out;
   }
 
-  /**
-   * Every task's own spend, with its parent, creation time and model (`providerID/modelID`); with
-   * `since`, only tasks created since then (a task is never older than the task that launched it).
-   */
-  spentTasks(projectId?: string, since?: number): SpentTask[] {
+  /** Every task's own spend, with its parent, creation time and model (`providerID/modelID`). */
+  spentTasks(projectId?: string): SpentTask[] {
     if (!this.connection.has("task_spend")) return [];
-    const where = [...(projectId ? ["s.project_id = ?"] : []), ...(since !== undefined ? ["t.created_at >= ?"] : [])];
     return this.connection.sql(`SELECT t.project_id, t.id, t.parent_session_id, t.created_at, t.model, ${SUMS}
       FROM task_spend s JOIN tasks t ON t.project_id = s.project_id AND t.id = s.task_id
-      ${where.length ? `WHERE ${where.join(" AND ")}` : ""} GROUP BY t.project_id, t.id`).all(...(projectId ? [projectId] : []), ...(since !== undefined ? [since] : []))
+      ${projectId ? "WHERE s.project_id = ?" : ""} GROUP BY t.project_id, t.id`).all(...(projectId ? [projectId] : []))
       .map((row) => ({ ...toLink(row), model: modelName(row.model), spend: toSpend(row) }));
+  }
+
+  /**
+   * What `costsByDay` needs for launches since `since`, read per project on the (project_id,
+   * created_at) index so a page costs the window, not the whole history: the tasks created since
+   * then that spent, their links, and the run tasks among them. A task is never older than the task
+   * that launched it, so the window's tasks and their direct parents are all the links needed: a
+   * walk that reaches an older parent ends before `since` and is left out.
+   */
+  launchesSince(since: number, projectId?: string): { spent: SpentTask[]; links: TaskLink[]; runs: RunTask[] } {
+    const out = { spent: [] as SpentTask[], links: [] as TaskLink[], runs: [] as RunTask[] };
+    if (!this.connection.has("task_spend")) return out;
+    for (const project of projectId ? [projectId] : this.projects()) {
+      out.spent.push(...this.connection.sql(`SELECT t.project_id, t.id, t.parent_session_id, t.created_at, t.model, ${SUMS}
+        FROM tasks t JOIN task_spend s ON s.project_id = t.project_id AND s.task_id = t.id
+        WHERE t.project_id = ? AND t.created_at >= ? GROUP BY t.id`).all(project, since)
+        .map((row) => ({ ...toLink(row), model: modelName(row.model), spend: toSpend(row) })));
+      out.links.push(...this.connection.sql(`SELECT project_id, id, parent_session_id, created_at FROM tasks WHERE project_id = ? AND created_at >= ?
+        UNION SELECT p.project_id, p.id, p.parent_session_id, p.created_at FROM tasks c JOIN tasks p ON p.project_id = c.project_id AND p.id = c.parent_session_id
+        WHERE c.project_id = ? AND c.created_at >= ?`).all(project, since, project, since).map(toLink));
+    }
+    const linked = new Set(out.links.map((l) => spendKey(l.projectId, l.id)));
+    out.runs = this.runTasks(projectId).filter((r) => linked.has(spendKey(r.projectId, r.id)));
+    return out;
   }
 
   /** Each task's own spend (its child session's requests, without its descendants'), keyed by `spendKey`. */
@@ -79,10 +99,17 @@ export class SpendReads {
 
   /** What background tasks of every project launched since `since` spent: the machine's day. */
   spentSince(since: number): Spend {
-    if (!this.connection.has("task_spend")) return toSpend({});
-    // SUM over no rows is NULL: toSpend reads it as 0.
-    return toSpend(this.connection.sql(`SELECT ${SUMS} FROM tasks t JOIN task_spend s ON s.project_id = t.project_id AND s.task_id = t.id
-      WHERE t.created_at >= ?`).get(since) ?? {});
+    const total = toSpend({});
+    if (!this.connection.has("task_spend")) return total;
+    const query = this.connection.sql(`SELECT ${SUMS} FROM tasks t JOIN task_spend s ON s.project_id = t.project_id AND s.task_id = t.id
+      WHERE t.project_id = ? AND t.created_at >= ?`);
+    for (const project of this.projects()) {
+      const day = toSpend(query.get(project, since) ?? {}); // SUM over no rows is NULL: toSpend reads it as 0
+      for (const kind of Object.keys(total.tokens) as (keyof Spend["tokens"])[]) total.tokens[kind] += day.tokens[kind];
+      total.costUsd += day.costUsd;
+      total.requests += day.requests;
+    }
+    return total;
   }
 
   /** The same in USD, as `dailyBudgetState` reads it against dailyBudgetUsd. */
@@ -102,6 +129,20 @@ export class SpendReads {
       projectId: String(row.project_id), automationId: String(row.automation_id), ...(row.title == null ? {} : { title: String(row.title) }),
       count: Number(row.n), reason: String(row.reason), at: Number(row.at),
     }));
+  }
+
+  /**
+   * Moves when a spend row is added (the newest row id): one index lookup. It can miss a row changed
+   * in place or deleted, so a cache keyed by it should also expire.
+   */
+  changeMark(): number {
+    if (!this.connection.has("task_spend")) return 0;
+    return Number(this.connection.sql("SELECT max(rowid) AS mark FROM task_spend").get()?.mark ?? 0);
+  }
+
+  /** Every project with tasks: queries per project seek on its indexes instead of scanning every task. */
+  private projects(): string[] {
+    return this.connection.sql("SELECT DISTINCT project_id FROM tasks").all().map((row) => String(row.project_id));
   }
 
   /** Every task's parent (cleared tasks too). */
