@@ -67,6 +67,10 @@ describe("dashboard: what tasks and runs cost", () => {
     store.save(runningTask("ses_direct", { description: "direct survey", status: "completed", createdAt: NOW - 3 * DAY, settledAt: NOW - 3 * DAY + HOUR, result: "done", model: { providerID: "mock", modelID: "priced-model" } }));
     store.save(runningTask("ses_kid", { description: "its helper", parentSessionID: "ses_direct", status: "completed", createdAt: NOW - 3 * DAY + 60_000, settledAt: NOW - 3 * DAY + HOUR }));
     store.save(runningTask("ses_free", { description: "free model task", status: "completed", createdAt: NOW - 2 * HOUR, settledAt: NOW - HOUR, model: { providerID: "local", modelID: "llama" } }));
+    // Launched inside the 30 days by a task from before them: its spend counts at that launch, out of the charts.
+    store.save(runningTask("ses_old", { description: "old parent", status: "completed", createdAt: NOW - 40 * DAY, settledAt: NOW - 29 * DAY }));
+    store.save(runningTask("ses_oldkid", { description: "late child", parentSessionID: "ses_old", status: "completed", createdAt: NOW - 29 * DAY, settledAt: NOW - 29 * DAY }));
+    rows.put("ses_oldkid", "msg_o01", spend(0.2, 1000));
     // Out of order on purpose: the page orders them by message id (OpenCode's ids grow with time).
     rows.put("ses_direct", "msg_002", spend(0.027, 4000, 1000));
     rows.put("ses_direct", "msg_001", spend(0.054, 8000, 2000));
@@ -133,7 +137,7 @@ describe("dashboard: what tasks and runs cost", () => {
     const byAutomation = chart("spend-by-automation");
     assert.equal((byAutomation.match(/<rect class="spend-bar"/g) ?? []).length, 3, "today: the run and the free task; three days ago: the direct tree");
     assert.match(byAutomation, /Nightly check \(au1\): \$1\.50 · 250\.0k tok/);
-    assert.match(byAutomation, /\(direct tasks\): \$0\.108 · 35\.0k tok/);
+    assert.match(byAutomation, /\(direct tasks\): \$0\.108 · 35\.0k tok/, "the late child of a task from before the 30 days is left out");
     assert.match(chart("spend-by-model"), /mock\/priced-model: /);
     assert.match(chart("spend-by-model"), /local\/llama: 15\.0k tok/);
     assert.match(body, /<span class="tag">budget<\/span> <a href="[^"]*id=au1">Nightly check: 2 firings skipped, daily budget reached \(\$2\.03 of \$2\.00\)<\/a>/);
