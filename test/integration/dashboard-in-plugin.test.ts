@@ -83,6 +83,8 @@ describe("the dashboard served from inside OpenCode", () => {
     assert.match(requests, /cloned with ghp_\[MASKED\]/, "the command, masked");
     assert.ok(!requests.includes(LEAKED), "the token itself is in no request (the prompt the parent wrote is shown as written)");
     assert.doesNotMatch(done, /Served by the command line/);
+    const ids = [...done.matchAll(/<tr data-request="([^"]+)"/g)].map((m) => m[1]!);
+    assert.deepEqual([...ids].sort(), ids, "message ids sort as the session orders them: the command line's view orders the database's rows by id");
     assert.match(await get("/"), new RegExp(`data-task="${id}"[\\s\\S]*?<td class="spend">\\$0\\.054 · 10\\.0k tok</td>`), "home lists its spend");
   });
 });
