@@ -105,7 +105,7 @@ async function build(input: PluginInput, rawOptions: unknown, host: Host, onCras
     core: () => manager, onEvent: heard,
   }) : undefined;
   const coreHost: Host = workers?.host ?? local;
-  const spend = new TaskSpend(store.spend, store.tasks, onCrash);
+  const spend = new TaskSpend(store.spend, store.tasks, onCrash, { dailyBudgetUsd: options.dailyBudgetUsd, now: () => clock.now() });
   const manager: TaskManager<EvidenceService> = new TaskManager(coreHost, store.tasks, clock, options, {
     forks: createForkSupport(coreHost, forkLimits),
     // A worker's task files are read through its API.

@@ -1,6 +1,7 @@
 import type { HostMessage } from "../host/host.ts";
 
-type Snapshot = { message: Omit<HostMessage, "text">; texts: Map<string, string> };
+/** `earlier`: the text of the newest earlier message that had one (a tool-call step may have none). */
+type Snapshot = { message: Omit<HostMessage, "text">; texts: Map<string, string>; earlier?: string };
 
 /**
  * The newest message of each running child, built from message and text-part events, so that a
@@ -12,7 +13,9 @@ export class AnswerTracker {
   recordMessage(sessionID: string, message: Omit<HostMessage, "text">): void {
     const current = this.latest.get(sessionID);
     if (current && current.message.id === message.id) current.message = message;
-    else if (!current || message.createdAt >= current.message.createdAt) this.latest.set(sessionID, { message, texts: new Map() });
+    else if (!current || message.createdAt >= current.message.createdAt) {
+      this.latest.set(sessionID, { message, texts: new Map(), earlier: current && (answerOf(current) || current.earlier) });
+    }
   }
 
   recordText(sessionID: string, messageID: string, partID: string, text: string): void {
@@ -24,7 +27,14 @@ export class AnswerTracker {
   recent(sessionID: string): HostMessage[] {
     const current = this.latest.get(sessionID);
     if (!current) return [];
-    return [{ ...current.message, text: [...current.texts.values()].join("\n") }];
+    return [{ ...current.message, text: textOf(current) }];
+  }
+
+  /** The latest assistant text the events showed (a task stopped mid-run hands it back); undefined when none. */
+  lastAnswer(sessionID: string): string | undefined {
+    const current = this.latest.get(sessionID);
+    if (!current) return undefined;
+    return answerOf(current) || current.earlier;
   }
 
   release(sessionID: string): void {
@@ -34,4 +44,12 @@ export class AnswerTracker {
   size(): number {
     return this.latest.size;
   }
+}
+
+function textOf(snapshot: Snapshot): string {
+  return [...snapshot.texts.values()].join("\n");
+}
+
+function answerOf(snapshot: Snapshot): string {
+  return snapshot.message.role === "assistant" ? textOf(snapshot).trim() : "";
 }

@@ -1,4 +1,4 @@
-import type { HostEvent } from "../host/host.ts";
+import type { HostEvent, MessageUsage } from "../host/host.ts";
 import { isSettled, UNSETTLED_STATUSES, type ModelRef } from "./task.ts";
 import type { TaskSummary } from "./task-summary.ts";
 import type { TaskLifecycle } from "./task-lifecycle.ts";
@@ -24,6 +24,14 @@ export class EventRouter {
     }
     if (this.life.progress.isTracked(event.sessionID)) this.onChildEvent(event);
     else if (event.type === "idle") this.ctx.log.detach(`Could not check session ${event.sessionID}`, this.life.checkAnsweredAgain(event.sessionID));
+    else if (event.type === "message" && event.message.usage && event.message.completedAt !== undefined) this.onLateSpend(event.sessionID, event.message.id, event.message.usage);
+  }
+
+  /** A request of a settled task's child (a later notice woke it) still counts: one lookup per ended request of an untracked session. */
+  private onLateSpend(sessionID: string, messageId: string, usage: MessageUsage): void {
+    if (!this.ctx.spend || !this.ctx.store.get(sessionID)) return;
+    const stop = this.ctx.spend.record(sessionID, messageId, usage);
+    if (stop) this.life.stopAtBudget(stop);
   }
 
   private trackParentActivity(event: HostEvent): void {
@@ -44,13 +52,18 @@ export class EventRouter {
       if (progress.recordTool(id, event.callID, event.tool, now)) this.saveProgress(id);
     } else progress.recordActivity(id, now);
     if (event.type === "message") answers.recordMessage(id, event.message);
-    if (event.type === "message" && event.message.usage) this.ctx.spend?.record(id, event.message.id, event.message.usage);
+    if (event.type === "message" && event.message.usage) this.recordSpend(id, event.message.id, event.message.usage);
     if (event.type === "text") answers.recordText(id, event.messageID, event.partID, event.text);
     if (event.type === "status") progress.setRetry(id, event.status === "retry" ? event.retry : undefined);
     if (event.type === "permission") this.onPermissionAsked(id, event.title);
     if (event.type === "permission-replied") this.onPermissionReplied(id, now);
     if (event.type === "idle" && this.config.idleEvents) this.ctx.log.detach(`Could not check task ${id}`, this.life.checkCompletion(id, true));
     if (event.type === "error") this.onChildError(id, event.name, event.message);
+  }
+
+  private recordSpend(taskId: string, messageId: string, usage: MessageUsage): void {
+    const stop = this.ctx.spend?.record(taskId, messageId, usage);
+    if (stop) this.life.stopAtBudget(stop);
   }
 
   /**

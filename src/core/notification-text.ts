@@ -1,5 +1,6 @@
 import type { Task } from "./task.ts";
 import { formatDuration } from "./format-duration.ts";
+import { isBudgetStop } from "./budget.ts";
 
 /** The message put in the parent session when a task settles. */
 export function notificationText(task: Task, resultCap: number): string {
@@ -9,6 +10,8 @@ export function notificationText(task: Task, resultCap: number): string {
   const lines = [`<background-task-notification task_id="${task.id}" status="${task.status}">`, header];
   if (task.status === "completed") lines.push("Result:", capped(task.result ?? "", resultCap, task.id));
   if (task.status === "error") lines.push(`Error: ${task.error ?? "unknown error"}`);
+  // Stopped at its budget: what it had so far is its result (resume with a larger budget to go on).
+  if (task.status === "error" && isBudgetStop(task.error) && task.result) lines.push("Last answer:", capped(task.result, resultCap, task.id));
   if (task.status === "cancelled") lines.push(task.error ? `Reason: ${task.error}` : "It was cancelled.");
   if (task.evidence) lines.push(task.evidence);
   if (task.worktree?.changes) lines.push(task.worktree.changes);

@@ -6,7 +6,7 @@ import type { ParentNotifier } from "./parent-notifier.ts";
 import type { TaskLifecycle } from "./task-lifecycle.ts";
 import type { FirstPrompt, TaskScheduler } from "./task-scheduler.ts";
 import type { Choice, Placement } from "./placement.ts";
-import type { Budget } from "./budget.ts";
+import { isBudgetStop, parseBudget, type Budget } from "./budget.ts";
 
 export type LaunchInput = {
   parentSessionID: string;
@@ -70,13 +70,15 @@ export class TaskLauncher {
 
   constructor(
     private parts: LauncherParts,
-    private config: { maxDepth: number; maxConcurrentPerModel: number; maxConcurrentTotal: number },
+    private config: { maxDepth: number; maxConcurrentPerModel: number; maxConcurrentTotal: number; taskBudget?: Budget | false },
     private forks?: ForkSupport,
   ) {
     this.localLimits = { perModel: config.maxConcurrentPerModel, total: config.maxConcurrentTotal };
   }
 
   async launch(input: LaunchInput & { fork?: boolean }): Promise<Task> {
+    if (input.budget) checkBudget(input.budget);
+    this.refuseWhenDailyBudgetReached();
     const depth = this.depthOf(input.parentSessionID) + 1;
     if (depth > this.config.maxDepth) {
       throw new TaskError(`This session is already ${depth - 1} level(s) deep in background tasks; the limit is ${this.config.maxDepth} (maxDepth). Do the work here instead of launching another task.`);
@@ -106,7 +108,7 @@ export class TaskLauncher {
       parentAgent: input.parentAgent, parentModel: input.parentModel, status: "queued",
       isForked: Boolean(input.fork), resumeCount: 0, ...(input.notify === false ? { notify: false } : {}),
       progress: { toolCalls: 0, lastTools: [], lastActivityAt: now }, createdAt: now, promptedAt: now,
-      ...(worker ? { worker } : {}), ...(input.budget ? { budget: { ...input.budget } } : {}),
+      ...(worker ? { worker } : {}), ...budgetOf(input.budget ?? (this.config.taskBudget || undefined)),
       ...(worktree ? { worktree } : {}),
     };
     const { store } = ctx;
@@ -177,9 +179,14 @@ export class TaskLauncher {
     });
   }
 
-  async resume(found: Task, prompt: string, parentAgent: string, parentModel?: ModelRef): Promise<Task> {
+  /** `budget`: the task tree's new limit, counted against everything it has spent so far. */
+  async resume(found: Task, prompt: string, parentAgent: string, parentModel?: ModelRef, budget?: Budget): Promise<Task> {
     const { ctx, life, notifier } = this.parts;
-    refuseResume(found);
+    if (budget) checkBudget(budget);
+    refuseResume(found, budget);
+    this.refuseWhenDailyBudgetReached();
+    const passed = budget && ctx.spend?.passed?.(found.id, budget);
+    if (passed) throw new TaskError(`Task ${found.id} has already spent more than that budget (${passed.replace(/^budget_exceeded: /, "")}), counted with its descendants. Give a larger budget.`);
     if (!(await ctx.host.sessionExists(found.id))) {
       throw new TaskError(`Task ${found.id}'s session no longer exists, so it cannot be resumed. Start a new background_task with the context it needs.`);
     }
@@ -188,20 +195,28 @@ export class TaskLauncher {
     const task = store.transaction(() => {
       const current = store.get(found.id);
       if (!current) throw new TaskError(`Task ${found.id} no longer exists. Start a new background_task.`);
-      refuseResume(current);
+      refuseResume(current, budget);
       const now = clock.now();
       transition(current, "resumed", now);
+      if (budget) current.budget = { ...budget };
       Object.assign(current, { promptedAt: now, parentAgent, parentModel: parentModel ?? current.parentModel });
       current.progress.lastActivityAt = now;
       store.save(current);
       store.appendEvent({ taskId: current.id, at: now, kind: "resumed", detail: `resume #${current.resumeCount}` });
       return current;
     });
+    if (budget) ctx.spend?.budgetChanged?.(task.id);
     life.progress.track(task.id, task.progress);
     if (task.notify !== false) notifier.setActivity(task.parentSessionID, "busy");
     this.parts.polling();
     await life.sendPrompt(task, prompt, { notify: false });
     return store.get(task.id) ?? task;
+  }
+
+  /** dailyBudgetUsd reached: no new background work (queued tasks wait, running ones go on). */
+  private refuseWhenDailyBudgetReached(): void {
+    const refusal = this.parts.ctx.spend?.refusal?.();
+    if (refusal) throw new TaskError(refusal);
   }
 
   /** How many background levels deep a session is: 0 for a session that is not a task's child. */
@@ -230,9 +245,22 @@ function isolatedWorker(worker: string | undefined): string {
   throw new TaskError(`isolation "worktree" makes a git worktree on this machine, so its child cannot run on worker "${wanted}". Leave out worker, or leave out isolation.`);
 }
 
-function refuseResume(task: Task): void {
+function refuseResume(task: Task, budget: Budget | undefined): void {
   if (task.status === "resumed") throw new TaskError(`Task ${task.id} is already being resumed; wait for its result with background_output, then resume it again.`);
+  if (task.status === "error" && isBudgetStop(task.error)) {
+    if (!budget) throw new TaskError(`Task ${task.id} stopped at its budget (${task.error}). Resume it with a larger budget, e.g. budget: { "usd": 1 }.`);
+    return;
+  }
   if (task.status !== "completed") throw new TaskError(`Task ${task.id} is ${task.status}; only a completed task can be resumed. Start a new background_task instead.`);
+}
+
+function checkBudget(budget: Budget): void {
+  const { problem } = parseBudget(budget, "budget");
+  if (problem) throw new TaskError(problem);
+}
+
+function budgetOf(budget: Budget | undefined): { budget?: Budget } {
+  return budget ? { budget: { ...budget } } : {};
 }
 
 function requireForks(forks: ForkSupport | undefined): ForkSupport {

@@ -10,6 +10,7 @@ import type { CoreContext } from "./core-context.ts";
 import { SettleEvents } from "./settle-events.ts";
 import type { RunEndDecision, TaskHooks } from "./task-hooks.ts";
 import { openChildTasks, openDescendants, waitingReason } from "./nested-tasks.ts";
+import type { BudgetStop } from "./budget.ts";
 
 /** Enough of a child's newest messages to judge its last run. */
 export const RECENT_MESSAGES = 6;
@@ -131,6 +132,23 @@ export class TaskLifecycle {
     }
   }
 
+  /**
+   * A request took the task's tree past its budget: the task settles as error at once with the
+   * latest answer it had as its result (the parent is told once), its child is aborted, and so are
+   * its running descendants (the settle cancels them). An already settled task: its descendants only.
+   */
+  stopAtBudget({ taskId, error }: BudgetStop, answerFromPoll?: string): void {
+    const task = this.ctx.store.get(taskId);
+    if (!task) return;
+    if (isSettled(task.status)) {
+      this.detach(`Could not abort the background tasks of ${taskId}`, this.abortEach(this.cancelDescendants(taskId)));
+      return;
+    }
+    const result = this.answers.lastAnswer(taskId) ?? answerFromPoll;
+    if (!this.settleSafely(taskId, "error", { error, ...(result ? { result } : {}) })) return;
+    if (task.status !== "queued") this.detach(`Could not abort child session ${taskId}`, this.ctx.host.abort(taskId));
+  }
+
   /** Prompts a running task's child; when the host refuses, the task is settled as error and a TaskError thrown. */
   async sendPrompt(task: Task, text: string, { notify = true } = {}): Promise<void> {
     try {
@@ -163,7 +181,11 @@ export class TaskLifecycle {
   /** The child's latest messages, their spend counted too: the poll is the fallback for events that were missed. */
   private async recentCounted(taskId: string): Promise<HostMessage[]> {
     const messages = await this.ctx.host.recentMessages(taskId, RECENT_MESSAGES);
-    for (const m of messages) if (m.usage) this.ctx.spend?.record(taskId, m.id, m.usage);
+    for (const m of messages) {
+      const stop = m.usage && this.ctx.spend?.record(taskId, m.id, m.usage);
+      const answer = () => messages.findLast((a) => a.role === "assistant" && a.text.trim() !== "")?.text.trim();
+      if (stop) this.stopAtBudget(stop, stop.taskId === taskId ? answer() : undefined);
+    }
     return messages;
   }
 

@@ -3,6 +3,7 @@ import { taskTree } from "./nested-tasks.ts";
 import type { Host, HostEvent } from "../host/host.ts";
 import type { Placement } from "./placement.ts";
 import type { SpendSink } from "./spend-sink.ts";
+import type { Budget } from "./budget.ts";
 import type { TaskStore } from "./task-store.ts";
 import { isSettled, UNSETTLED_STATUSES, type ModelRef, type Task, type TaskStatus } from "./task.ts";
 import type { TaskSummary } from "./task-summary.ts";
@@ -40,6 +41,8 @@ export type ManagerConfig = {
   maxConcurrentTotal: number;
   maxDepth: number;
   cancelChildrenOnParentAbort: boolean;
+  /** The budget of a task launched without one (the taskBudget option); absent or false: none. */
+  taskBudget?: Budget | false;
 };
 
 /** What layers above the core plug in, given at construction. */
@@ -134,8 +137,8 @@ export class TaskManager<Hooks extends TaskHooks = TaskHooks> {
     return this.launcher.launch(input);
   }
 
-  resume(taskId: string, prompt: string, parentAgent: string, parentModel?: ModelRef): Promise<Task> {
-    return this.launcher.resume(this.requireOne(taskId), prompt, parentAgent, parentModel);
+  resume(taskId: string, prompt: string, parentAgent: string, parentModel?: ModelRef, budget?: Budget): Promise<Task> {
+    return this.launcher.resume(this.requireOne(taskId), prompt, parentAgent, parentModel, budget);
   }
 
   /**

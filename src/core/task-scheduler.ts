@@ -35,6 +35,8 @@ export class TaskScheduler {
     try {
       // A read first: a write transaction takes the database's write lock, shared by every process.
       if (this.ctx.store.list({ statuses: ["queued"], includeCleared: true }).length === 0) return;
+      // dailyBudgetUsd reached: queued tasks wait for the next day (or a raised budget).
+      if (this.ctx.spend?.refusal?.()) return;
       const claimed = this.ctx.store.transaction(() => this.claimFitting());
       await this.startAll(claimed);
     } catch (error) {

@@ -81,7 +81,7 @@ const ALLOWED: Record<TaskStatus, readonly TaskStatus[]> = {
   running: ["completed", "error", "cancelled"],
   resumed: ["completed", "error", "cancelled"],
   completed: ["resumed"],
-  error: [],
+  error: ["resumed"], // only a task stopped at its budget, resumed with a larger one (task-launcher.ts)
   cancelled: [],
 };
 

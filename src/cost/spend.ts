@@ -33,6 +33,16 @@ export function addSpend(a: Spend, b: Spend): Spend {
   };
 }
 
+/** a − b, field by field: what a message's newer numbers add to its older ones. */
+export function subtractSpend(a: Spend, b: Spend): Spend {
+  const t = a.tokens, u = b.tokens;
+  return {
+    tokens: { input: t.input - u.input, output: t.output - u.output, reasoning: t.reasoning - u.reasoning, cacheRead: t.cacheRead - u.cacheRead, cacheWrite: t.cacheWrite - u.cacheWrite },
+    costUsd: a.costUsd - b.costUsd,
+    requests: a.requests - b.requests,
+  };
+}
+
 export function sumSpend(spends: Iterable<Spend>): Spend {
   let total = NO_SPEND;
   for (const spend of spends) total = addSpend(total, spend);

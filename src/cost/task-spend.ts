@@ -1,12 +1,17 @@
 import type { MessageUsage } from "../host/host.ts";
 import type { SpendSink } from "../core/spend-sink.ts";
 import type { TaskStore } from "../core/task-store.ts";
+import type { Budget, BudgetStop } from "../core/budget.ts";
+import { BudgetGuard, type BudgetRows } from "./budget-guard.ts";
+import { dailyBudgetRefusal, dailyBudgetState, type DailyTotals } from "./daily-budget.ts";
 import { formatSpend } from "./format-spend.ts";
 import { SpendLedger } from "./spend-ledger.ts";
-import { sumSpend, type Spend } from "./spend.ts";
+import type { Spend } from "./spend.ts";
+
+export { descendantIds } from "./budget-guard.ts";
 
 /** Where each message's spend is kept: one row per task and message id, so a repeat (or another process) overwrites, never adds. */
-export interface SpendRows {
+export interface SpendRows extends BudgetRows, DailyTotals {
   put(taskId: string, messageId: string, spend: Spend): void;
   /** Each task's own spend (its child session's messages), for these ids; tasks without any are absent. */
   ofTasks(taskIds: readonly string[]): Map<string, Spend>;
@@ -15,32 +20,70 @@ export interface SpendRows {
 /** What the tools show: a task's spend with its descendants', as one line. */
 export type SpendLines = Pick<TaskSpend, "line">;
 
+/** The limits on spending: the machine's daily budget in USD (0: none) and the clock it is counted by. */
+export type SpendLimits = { dailyBudgetUsd: number; now: () => number };
+
 /**
  * A task's spend, recorded from the numbers the host's message events already carry (no SDK
- * call), and read for the task with everything it launched below it.
+ * call), read for the task with everything it launched below it, and held to the budgets.
  */
 export class TaskSpend implements SpendSink {
   private readonly ledger = new SpendLedger();
+  private readonly guard: BudgetGuard;
 
-  constructor(private rows: SpendRows, private tasks: Pick<TaskStore, "list">, private onError: (message: string, error: unknown) => void) {}
+  constructor(
+    private rows: SpendRows,
+    tasks: Pick<TaskStore, "list" | "get">,
+    private onError: (message: string, error: unknown) => void,
+    private limits: SpendLimits = { dailyBudgetUsd: 0, now: Date.now },
+  ) {
+    this.guard = new BudgetGuard(rows, tasks);
+  }
 
-  record(taskId: string, messageId: string, usage: MessageUsage): void {
+  record(taskId: string, messageId: string, usage: MessageUsage): BudgetStop | undefined {
+    let spend: Spend | undefined;
     try {
-      const spend = this.ledger.record(taskId, messageId, usage);
-      if (spend) this.rows.put(taskId, messageId, spend);
+      spend = this.ledger.record(taskId, messageId, usage);
     } catch (error) {
       this.onError(`Could not record the spend of task ${taskId}`, error);
     }
+    if (!spend) return undefined;
+    // Checked before the write: the guard's seeds come from the store and must not hold it yet.
+    let stop: BudgetStop | undefined;
+    try {
+      stop = this.guard.observe(taskId, messageId, spend);
+    } catch (error) {
+      this.onError(`Could not check the budget of task ${taskId}`, error);
+    }
+    try {
+      this.rows.put(taskId, messageId, spend);
+    } catch (error) {
+      this.onError(`Could not record the spend of task ${taskId}`, error);
+    }
+    return stop;
   }
 
   forget(taskId: string): void {
     this.ledger.forget(taskId);
+    this.guard.forget(taskId);
+  }
+
+  budgetChanged(): void {
+    this.guard.reset();
+  }
+
+  passed(taskId: string, budget: Budget): string | undefined {
+    return this.guard.passed(taskId, budget);
+  }
+
+  refusal(): string | undefined {
+    if (this.limits.dailyBudgetUsd <= 0) return undefined;
+    return dailyBudgetRefusal(dailyBudgetState(this.rows, this.limits, this.limits.now()));
   }
 
   /** The task's spend with its descendants' (the children it launched, theirs, and so on). */
   treeSpend(taskId: string): Spend {
-    const ids = [taskId, ...descendantIds(this.tasks, taskId)];
-    return sumSpend(this.rows.ofTasks(ids).values());
+    return this.guard.treeSpend(taskId);
   }
 
   /** `$0.081 · 15.0k tok` for the task tree; undefined before its first model request. */
@@ -48,15 +91,4 @@ export class TaskSpend implements SpendSink {
     const spend = this.treeSpend(taskId);
     return spend.requests > 0 ? formatSpend(spend) : undefined;
   }
-}
-
-/** Every task below a task, cleared ones too (they spent all the same). */
-export function descendantIds(tasks: Pick<TaskStore, "list">, taskId: string, seen = new Set<string>([taskId])): string[] {
-  const ids: string[] = [];
-  for (const child of tasks.list({ parentSessionID: taskId, includeCleared: true })) {
-    if (seen.has(child.id)) continue;
-    seen.add(child.id);
-    ids.push(child.id, ...descendantIds(tasks, child.id, seen));
-  }
-  return ids;
 }

@@ -1,6 +1,7 @@
 import { parseChannels, type Channels } from "../channels/channel-config.ts";
 import { parseDiscovery, type DiscoveryConfig } from "../discovery/discovery-config.ts";
 import { parseWorkers, type WorkerConfig } from "../workers/worker-config.ts";
+import { parseBudget, type Budget } from "../core/budget.ts";
 
 /** The plugin's options, from `["opencode-errands", { ...options }]` in opencode.json. */
 export type Options = {
@@ -87,6 +88,10 @@ export type Options = {
   workers: WorkerConfig[];
   /** A worker that stops answering: its running children are held this long, then settle as error, in seconds. Default 120, range 1-3600. */
   workerGraceSeconds: number;
+  /** The budget of every task launched without one: { "usd"?, "tokens"? } over the task with its descendants. Default false = none. */
+  taskBudget: Budget | false;
+  /** All background work of the machine (every project) per local day, in USD; reached: no new tasks. Default 0 = none. */
+  dailyBudgetUsd: number;
 };
 
 type NumberKey = { [K in keyof Options]-?: Options[K] extends number ? K : never }[keyof Options];
@@ -114,6 +119,7 @@ const NUMBER_RULES: Record<NumberKey, NumberRule> = {
   workerGraceSeconds: { default: 120, min: 1, max: 3600, unit: "seconds" },
   dashboardPort: { default: 0, min: 0, max: 65_535, unit: "port (0 = off)" },
   webhookPort: { default: 4097, min: 1, max: 65_535, unit: "port" },
+  dailyBudgetUsd: { default: 0, min: 0, max: 1_000_000, unit: "USD (0 = none)" },
 };
 
 export const DEFAULT_OPTIONS: Options = {
@@ -131,6 +137,7 @@ export const DEFAULT_OPTIONS: Options = {
   discovery: false,
   workers: [],
   workspaceContext: true,
+  taskBudget: false,
 };
 
 export class OptionsError extends Error {
@@ -174,6 +181,11 @@ export function parseOptions(raw: unknown): Options {
   if (input.githubApiUrl !== undefined) {
     if (typeof input.githubApiUrl === "string" && /^https?:\/\/[^\s]+$/.test(input.githubApiUrl)) options.githubApiUrl = input.githubApiUrl.replace(/\/+$/, "");
     else problems.push(`"githubApiUrl" must be an http(s) URL, e.g. "https://github.example.com/api/v3", got ${JSON.stringify(input.githubApiUrl)}`);
+  }
+  if (input.taskBudget !== undefined && input.taskBudget !== false) {
+    const parsed = parseBudget(input.taskBudget, "taskBudget");
+    if (parsed.budget) options.taskBudget = parsed.budget;
+    else problems.push(parsed.problem);
   }
   const discovery = parseDiscovery(input.discovery);
   if (discovery.discovery) options.discovery = discovery.discovery;

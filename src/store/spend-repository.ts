@@ -1,6 +1,6 @@
 import type { SpendRows } from "../cost/task-spend.ts";
 import type { Spend } from "../cost/spend.ts";
-import type { SqliteDatabase, SqliteStatement } from "./sqlite-driver.ts";
+import type { SqliteDatabase, SqliteStatement, SqlRow } from "./sqlite-driver.ts";
 import { StatementCache } from "./statement-cache.ts";
 
 const UPSERT = `INSERT INTO task_spend (project_id, task_id, message_id, input, output, reasoning, cache_read, cache_write, cost_usd)
@@ -10,6 +10,10 @@ const UPSERT = `INSERT INTO task_spend (project_id, task_id, message_id, input, 
 const BY_TASK = `SELECT task_id, SUM(input) AS input, SUM(output) AS output, SUM(reasoning) AS reasoning,
     SUM(cache_read) AS cache_read, SUM(cache_write) AS cache_write, SUM(cost_usd) AS cost_usd, COUNT(*) AS requests
   FROM task_spend WHERE project_id = ? AND task_id IN (SELECT value FROM json_each(?)) GROUP BY task_id`;
+const OF_TASK = `SELECT message_id, input, output, reasoning, cache_read, cache_write, cost_usd FROM task_spend WHERE project_id = ? AND task_id = ?`;
+// Every project's: the daily budget is the machine's. A task counts on the day it was launched.
+const COST_SINCE = `SELECT COALESCE(SUM(s.cost_usd), 0) AS cost_usd FROM tasks t
+  JOIN task_spend s ON s.project_id = t.project_id AND s.task_id = t.id WHERE t.created_at >= ?`;
 
 /** Each task's model requests (one row per assistant message) and what they cost. */
 export class SpendRepository implements SpendRows {
@@ -26,16 +30,31 @@ export class SpendRepository implements SpendRows {
     const out = new Map<string, Spend>();
     if (taskIds.length === 0) return out;
     for (const r of this.sql(BY_TASK).all(this.projectId, JSON.stringify(taskIds))) {
-      out.set(String(r.task_id), {
-        tokens: { input: Number(r.input), output: Number(r.output), reasoning: Number(r.reasoning), cacheRead: Number(r.cache_read), cacheWrite: Number(r.cache_write) },
-        costUsd: Number(r.cost_usd),
-        requests: Number(r.requests),
-      });
+      out.set(String(r.task_id), { ...spendOf(r), requests: Number(r.requests) });
     }
     return out;
+  }
+
+  /** One task's own model requests, by message id. */
+  messagesOf(taskId: string): Map<string, Spend> {
+    const out = new Map<string, Spend>();
+    for (const r of this.sql(OF_TASK).all(this.projectId, taskId)) out.set(String(r.message_id), { ...spendOf(r), requests: 1 });
+    return out;
+  }
+
+  /** What the background tasks of every project launched since `sinceMs` cost, in USD (several processes share one database). */
+  costSince(sinceMs: number): number {
+    return Number(this.sql(COST_SINCE).get(sinceMs)?.cost_usd ?? 0);
   }
 
   private sql(text: string): SqliteStatement {
     return this.statements.prepare(this.db, text);
   }
+}
+
+function spendOf(r: SqlRow): Omit<Spend, "requests"> {
+  return {
+    tokens: { input: Number(r.input), output: Number(r.output), reasoning: Number(r.reasoning), cacheRead: Number(r.cache_read), cacheWrite: Number(r.cache_write) },
+    costUsd: Number(r.cost_usd),
+  };
 }

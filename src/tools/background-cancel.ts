@@ -10,8 +10,8 @@ type Deps = { manager: TaskManager; onCrash: (message: string, error: unknown) =
 export function backgroundCancelTool({ manager, onCrash, automations }: Deps) {
   return defineTool({
     name: "background_cancel",
-    description: "Cancel a running background task, or all of a batch.",
-    args: (s) => ({ task_id: s.string().describe("task or batch id, or a unique prefix") }),
+    description: "Cancel a task, or a batch.",
+    args: (s) => ({ task_id: s.string().describe("task/batch id or prefix") }),
     onCrash,
     async run(args) {
       // An automation run's batch id while its steps run (it has no task yet).

@@ -10,7 +10,7 @@ type Deps = { manager: TaskManager; clock: Clock; onCrash: (message: string, err
 export function backgroundListTool({ manager, clock, onCrash, spend }: Deps) {
   return defineTool({
     name: "background_list",
-    description: "This session's background tasks with status and progress.",
+    description: "This session's tasks.",
     args: (s) => ({
       status: s.enum(["queued", "running", "completed", "error", "cancelled", "resumed"]).optional(),
     }),

@@ -20,12 +20,12 @@ type Deps = {
 export function backgroundOutputTool({ manager, clock, defaultTimeoutSeconds, maxTimeoutSeconds, onCrash, evidence, spend }: Deps) {
   return defineTool({
     name: "background_output",
-    description: `Status, progress and result of a task or batch; block: true waits for its end (timeout seconds, default ${defaultTimeoutSeconds}, max ${maxTimeoutSeconds}).`,
+    description: `Status and result of a task or batch; block: true waits (timeout s, default ${defaultTimeoutSeconds}, max ${maxTimeoutSeconds}).`,
     args: (s) => ({
-      task_id: s.string().describe("task or batch id, or a unique prefix"),
+      task_id: s.string().describe("task/batch id or prefix"),
       block: s.boolean().optional(),
       timeout: s.number().positive().max(maxTimeoutSeconds).optional(),
-      evidence: s.boolean().optional().describe("full evidence lists"),
+      evidence: s.boolean().optional().describe("full lists"),
     }),
     onCrash,
     async run(args, call) {

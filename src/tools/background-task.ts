@@ -2,11 +2,12 @@ import type { tool } from "@opencode-ai/plugin";
 import type { TaskManager } from "../core/task-manager.ts";
 import type { Task } from "../core/task.ts";
 import { TaskError } from "../core/errors.ts";
+import { parseBudget, type Budget } from "../core/budget.ts";
 import { defineTool } from "./tool-kit.ts";
 import { allowExpectCommand, checkExpect, expectArg } from "./expect-arg.ts";
 
-const DESCRIPTION = `Run work in a child session; gives its task id now, the result later. One message's calls form a batch.
-fork: true: child gets this conversation; resume: "<task id>" continues a completed task.
+const DESCRIPTION = `Run work in a child session: its task id now, the result later. A message's calls are a batch.
+fork: true: child gets this conversation; resume: a task id to go on with.
 expect: files to exist, a command to exit 0, else the child works on.`;
 
 type Deps = { manager: TaskManager; onCrash: (message: string, error: unknown) => void; hasWorkers?: boolean; defaultIsolation?: "worktree" | "none" };
@@ -20,6 +21,7 @@ export function backgroundTaskTool({ manager, onCrash, hasWorkers = false, defau
     resume: s.string().optional(),
     expect: expectArg(s),
     milestones: s.boolean().optional(),
+    budget: s.object({ usd: s.number().optional(), tokens: s.number().optional() }).optional().describe("tokens: in+out+reasoning, no cache"),
     isolation: s.enum(["worktree", "none"]).optional(),
     worker: s.string().optional(),
   });
@@ -36,6 +38,7 @@ export function backgroundTaskTool({ manager, onCrash, hasWorkers = false, defau
         throw new TaskError("fork and resume are mutually exclusive: fork starts a new child from this conversation, resume continues an existing task's own session. Pass only one.");
       }
       checkExpect(args.expect);
+      const budget = args.budget && checkedBudget(args.budget);
       if (args.resume && (args.expect || args.milestones !== undefined || args.worker !== undefined || args.isolation !== undefined)) {
         throw new TaskError("expect, milestones, isolation and worker are set when a task is launched; a resume keeps the task's own. Leave them out of the resume.");
       }
@@ -44,7 +47,7 @@ export function backgroundTaskTool({ manager, onCrash, hasWorkers = false, defau
         throw new TaskError("expect.command runs on this machine, but a child on a worker works on the worker's checkout: leave out expect.command (expect.files is checked on the worker), or use worker \"local\".");
       }
       if (args.resume) {
-        const task = await manager.resume(args.resume, args.prompt, call.agent, call.model);
+        const task = await manager.resume(args.resume, args.prompt, call.agent, call.model, budget);
         return `Resumed background task ${task.id} (resume #${task.resumeCount}). You will be notified when it answers; or call background_output with task_id "${task.id}".`;
       }
       if (args.expect?.command) {
@@ -55,7 +58,7 @@ export function backgroundTaskTool({ manager, onCrash, hasWorkers = false, defau
         parentSessionID: call.sessionID, parentMessageID: call.messageID, parentAgent: call.agent,
         parentModel: call.model, description: args.description, prompt: args.prompt, agent: args.agent, fork: args.fork,
         extras: { expect: args.expect, milestones: args.milestones }, ...(args.worker !== undefined ? { worker: args.worker } : {}),
-        isolation: args.isolation ?? defaultIsolation,
+        isolation: args.isolation ?? defaultIsolation, ...(budget ? { budget } : {}),
       });
       const queued = task.status === "queued" ? " (queued: the concurrency limit is reached; it starts when a slot frees)" : "";
       return [
@@ -74,6 +77,13 @@ function worktreeLines(task: Task): string[] {
   if (!task.worktree) return [];
   const { path, branch, base } = task.worktree;
   return [`worktree: ${path} (branch ${branch}, from HEAD ${base.slice(0, 7)}). Uncommitted changes of your checkout are not carried over; its result lists what it changed, and background_merge brings it back.`];
+}
+
+/** Before anything happens (a permission asked, a resume claimed): a bad budget changes nothing. */
+function checkedBudget(value: unknown): Budget {
+  const parsed = parseBudget(value, "budget");
+  if (parsed.problem !== undefined) throw new TaskError(parsed.problem);
+  return parsed.budget;
 }
 
 /** Checked here rather than in the schema: every model request carries the schema (a shared budget). */

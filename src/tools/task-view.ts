@@ -1,6 +1,7 @@
 import type { Task } from "../core/task.ts";
 import type { TaskSummary } from "../core/task-summary.ts";
 import { formatDuration } from "../core/format-duration.ts";
+import { isBudgetStop } from "../core/budget.ts";
 
 export function marks(task: TaskSummary): string {
   return (task.isForked ? " (forked)" : "") + (task.resumeCount > 0 ? " (resumed)" : "") + (task.worker ? ` (on worker ${task.worker})` : "");
@@ -36,6 +37,7 @@ export function outputBlock(task: Task, now: number, extra: { evidence?: string;
   if (extra.spent) lines.push(`Spent: ${extra.spent} (with the tasks it launched)`);
   if (task.status === "completed") lines.push("Result:", task.result ?? "");
   if (task.status === "error") lines.push(`Error: ${task.error ?? "unknown error"}`);
+  if (task.status === "error" && isBudgetStop(task.error) && task.result) lines.push("Last answer:", task.result);
   if (task.status === "cancelled") lines.push(task.error ? `Cancelled: ${task.error}` : "Cancelled.");
   if (extra.evidence) lines.push(extra.evidence);
   if (task.worktree?.changes) lines.push(task.worktree.changes);

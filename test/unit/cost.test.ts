@@ -73,7 +73,7 @@ describe("the ledger", () => {
 
 describe("a task's spend", () => {
   const tree: Record<string, string[]> = { a: ["b"], b: ["c"], c: [] };
-  const tasks = { list: ({ parentSessionID }: { parentSessionID?: string }) => (tree[parentSessionID!] ?? []).map((id) => ({ id }) as TaskSummary) };
+  const tasks = { list: ({ parentSessionID }: { parentSessionID?: string }) => (tree[parentSessionID!] ?? []).map((id) => ({ id }) as TaskSummary), get: () => undefined };
 
   it("sums the task with its descendants, and writes a message only when it changed", () => {
     const rows = new Map<string, Map<string, Spend>>();
@@ -81,6 +81,7 @@ describe("a task's spend", () => {
     const store: SpendRows = {
       put: (task, message, spend) => (writes++, rows.set(task, (rows.get(task) ?? new Map()).set(message, spend))),
       ofTasks: (ids) => new Map(ids.filter((id) => rows.has(id)).map((id) => [id, [...rows.get(id)!.values()].reduce(addSpend)])),
+      messagesOf: (id) => new Map(rows.get(id)), costSince: () => 0,
     };
     const spend = new TaskSpend(store, tasks, () => assert.fail("no error expected"));
     assert.equal(spend.line("a"), undefined);
@@ -94,7 +95,7 @@ describe("a task's spend", () => {
 
   it("logs a store failure and does not throw (events keep flowing)", () => {
     const errors: string[] = [];
-    const broken: SpendRows = { put: () => { throw new Error("disk full"); }, ofTasks: () => new Map() };
+    const broken: SpendRows = { put: () => { throw new Error("disk full"); }, ofTasks: () => new Map(), messagesOf: () => new Map(), costSince: () => 0 };
     new TaskSpend(broken, tasks, (m) => errors.push(m)).record("a", "m1", usage(1, 1));
     assert.deepEqual(errors, ["Could not record the spend of task a"]);
   });

@@ -22,7 +22,7 @@ describe("transition", () => {
 
   it("rejects illegal moves", () => {
     assert.throws(() => transition(task("cancelled"), "running", 1), IllegalTransitionError);
-    assert.throws(() => transition(task("error"), "resumed", 1), IllegalTransitionError);
+    assert.throws(() => transition(task("error"), "running", 1), IllegalTransitionError);
     assert.throws(() => transition(task("running"), "resumed", 1), IllegalTransitionError);
   });
 
