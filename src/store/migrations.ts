@@ -472,6 +472,15 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE tasks ADD COLUMN worktree TEXT;
     `,
   },
+  {
+    version: 25,
+    name: "automation budgets: per run and per day, the day its owner was told the daily budget was reached (once, whichever process skips), and what a continued run's task had spent before the run",
+    sql: `
+      ALTER TABLE automations ADD COLUMN budget TEXT;          -- JSON {usdPerRun?, usdPerDay?, tokensPerRun?, tokensPerDay?}; NULL: none
+      ALTER TABLE automations ADD COLUMN budget_told_on TEXT;  -- YYYY-MM-DD in the automation's zone; set by the one process that tells
+      ALTER TABLE automation_runs ADD COLUMN spent_before TEXT; -- JSON Spend of its task tree when the run resumed it (session: continue); NULL: a new task
+    `,
+  },
 ];
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (
