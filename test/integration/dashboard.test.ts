@@ -22,7 +22,8 @@ describe("the dashboard in a real browser, on a real OpenCode", () => {
   let shots: string;
 
   before(async () => {
-    stack = await startStack({ config: { permission: { background_automation: "allow", bash: "ask" } } });
+    // Priced, so that the pages (and the screenshots) show dollars: $3 / $15 per million input / output tokens.
+    stack = await startStack({ config: { permission: { background_automation: "allow", bash: "ask" } }, modelCost: { input: 3, output: 15 } });
     parent = await stack.newSession("parent: dashboard");
     const db = pluginDbPath(stack.server);
     await waitUntil(() => existsSync(db), { what: "the plugin's database" });
