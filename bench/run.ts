@@ -1,6 +1,6 @@
 /**
  * Runs the benchmarks and prints each one's figures beside the baseline it measures in the same
- * run. `npm run bench` runs all; `npm run bench -- notify|fork|store|load|evidence|rss|shared-db|dashboard|automations|triggers|channels|steps|workers` runs the ones named.
+ * run. `npm run bench` runs all; `npm run bench -- notify|fork|store|load|evidence|rss|shared-db|dashboard|automations|triggers|channels|steps|workers|cost` runs the ones named.
  * The store and shared-db run twice: under Node (better-sqlite3, as the CLI) and under Bun
  * (bun:sqlite, as inside OpenCode).
  */
@@ -21,6 +21,7 @@ import { runGithubBench } from "./github.ts";
 import { runChannelsBench } from "./channels.ts";
 import { runStepsBench } from "./steps.ts";
 import { runWorkersBench } from "./workers.ts";
+import { runCostBench } from "./cost.ts";
 
 const benches: Record<string, () => Promise<void> | void> = {
   fork: () => void runForkBench(),
@@ -54,6 +55,12 @@ const benches: Record<string, () => Promise<void> | void> = {
   steps: async () => void (await runStepsBench()),
   // 60 CPU-bound children on the local server alone against local + 2 workers (all on this machine).
   workers: async () => void (await runWorkersBench()),
+  // Spend accounting per message.updated event and in a 200-task fan-out (Node, then Bun as inside OpenCode).
+  cost: async () => {
+    await runCostBench();
+    const bun = spawnSync("npx", ["bun", "bench/cost.ts"], { stdio: "inherit" });
+    if (bun.status !== 0) throw new Error("the cost benchmark under Bun failed");
+  },
   "shared-db": async () => {
     await runSharedDbBench();
     const bun = spawnSync("npx", ["bun", "bench/shared-db.ts"], { stdio: "inherit" });

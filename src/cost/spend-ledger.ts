@@ -1,5 +1,5 @@
 import type { MessageUsage } from "../host/host.ts";
-import { messageSpend, sameSpend, sumSpend, type Spend } from "./spend.ts";
+import { messageSpend, sumSpend, type Spend } from "./spend.ts";
 
 /**
  * The latest spend of each assistant message, by task: the host repeats `message.updated` for the
@@ -11,12 +11,13 @@ export class SpendLedger {
 
   /** The message's spend when it is new or changed (worth writing down); undefined when it adds nothing. */
   record(taskId: string, messageId: string, usage: MessageUsage): Spend | undefined {
+    let messages = this.byTask.get(taskId);
+    const before = messages?.get(messageId);
+    // The repeated final update (every request has one) allocates nothing.
+    if (before && sameUsage(before, usage)) return undefined;
     const spend = messageSpend(usage);
     if (!spend) return undefined;
-    let messages = this.byTask.get(taskId);
     if (!messages) this.byTask.set(taskId, (messages = new Map()));
-    const before = messages.get(messageId);
-    if (before && sameSpend(before, spend)) return undefined;
     messages.set(messageId, spend);
     return spend;
   }
@@ -29,4 +30,10 @@ export class SpendLedger {
   forget(taskId: string): void {
     this.byTask.delete(taskId);
   }
+}
+
+function sameUsage(spend: Spend, usage: MessageUsage): boolean {
+  const t = spend.tokens;
+  return spend.costUsd === usage.costUsd && t.input === usage.input && t.output === usage.output &&
+    t.reasoning === usage.reasoning && t.cacheRead === usage.cacheRead && t.cacheWrite === usage.cacheWrite;
 }

@@ -15,15 +15,68 @@ const OF_TASK = `SELECT message_id, input, output, reasoning, cache_read, cache_
 const COST_SINCE = `SELECT COALESCE(SUM(s.cost_usd), 0) AS cost_usd FROM tasks t
   JOIN task_spend s ON s.project_id = t.project_id AND s.task_id = t.id WHERE t.created_at >= ?`;
 
-/** Each task's model requests (one row per assistant message) and what they cost. */
+type Unwritten = { taskId: string; messageId: string; spend: Spend };
+
+/**
+ * Each task's model requests (one row per assistant message) and what they cost.
+ *
+ * With `writeBehindMs` (the plugin's store), a put is kept and written with the others of that
+ * time in one transaction: a commit per request cost 14 µs p50 / 62 µs p99 on the event path,
+ * a row in a batch about 4 µs, off it. Every read through this repository writes the kept rows
+ * first, so this process always reads what it recorded; other connections see them at most
+ * `writeBehindMs` later (or at close).
+ */
 export class SpendRepository implements SpendRows {
   private statements = new StatementCache();
+  private upsert: SqliteStatement | undefined;
+  /** Rows not written yet, by task and message: a repeat replaces its row, as the upsert does. */
+  private unwritten = new Map<string, Unwritten>();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  /** Why the last timed write failed: the next put writes at once, so its caller hears it. */
+  private failure: unknown;
 
-  constructor(private db: SqliteDatabase, private projectId: string) {}
+  constructor(private db: SqliteDatabase, private projectId: string, private writeBehindMs = 0) {}
 
+  /** A message's latest numbers: one row per task and message id, so a repeat (or another process) overwrites, never adds. */
   put(taskId: string, messageId: string, spend: Spend): void {
+    if (this.writeBehindMs <= 0) return this.write(taskId, messageId, spend);
+    this.unwritten.set(`${taskId}\n${messageId}`, { taskId, messageId, spend });
+    // After a failed write, at once: the caller hears the error.
+    if (this.failure !== undefined) this.flush();
+    else this.timer ??= unref(setTimeout(() => this.flushQuietly(), this.writeBehindMs));
+  }
+
+  /** Writes the kept rows now, in one transaction. Throws when the database refuses (they stay kept). */
+  flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.unwritten.size === 0) return;
+    try {
+      this.db.transaction(() => {
+        for (const row of this.unwritten.values()) this.write(row.taskId, row.messageId, row.spend);
+      });
+    } catch (error) {
+      this.failure = error;
+      this.timer = unref(setTimeout(() => this.flushQuietly(), this.writeBehindMs * 10));
+      throw error;
+    }
+    this.unwritten.clear();
+    this.failure = undefined;
+  }
+
+  /** From a timer or before a read: a failure keeps the rows for the next put, which reports it. */
+  private flushQuietly(): void {
+    try {
+      this.flush();
+    } catch {
+      // kept
+    }
+  }
+
+  private write(taskId: string, messageId: string, spend: Spend): void {
     const t = spend.tokens;
-    this.sql(UPSERT).run(this.projectId, taskId, messageId, t.input, t.output, t.reasoning, t.cacheRead, t.cacheWrite, spend.costUsd);
+    this.upsert ??= this.db.prepare(UPSERT);
+    this.upsert.run(this.projectId, taskId, messageId, t.input, t.output, t.reasoning, t.cacheRead, t.cacheWrite, spend.costUsd);
   }
 
   ofTasks(taskIds: readonly string[]): Map<string, Spend> {
@@ -47,7 +100,9 @@ export class SpendRepository implements SpendRows {
     return Number(this.sql(COST_SINCE).get(sinceMs)?.cost_usd ?? 0);
   }
 
+  /** A read's statement, the kept rows written first. */
   private sql(text: string): SqliteStatement {
+    this.flushQuietly();
     return this.statements.prepare(this.db, text);
   }
 }
@@ -57,4 +112,9 @@ function spendOf(r: SqlRow): Omit<Spend, "requests"> {
     tokens: { input: Number(r.input), output: Number(r.output), reasoning: Number(r.reasoning), cacheRead: Number(r.cache_read), cacheWrite: Number(r.cache_write) },
     costUsd: Number(r.cost_usd),
   };
+}
+
+function unref<T>(timer: T): T {
+  (timer as { unref?: () => void }).unref?.();
+  return timer;
 }

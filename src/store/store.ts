@@ -10,6 +10,9 @@ import { SqliteTaskStore } from "./sqlite-task-store.ts";
 import { SpendRepository } from "./spend-repository.ts";
 import { WorkerHealthRepository } from "./worker-health-repository.ts";
 
+/** Spend rows recorded within this time are written together, off the event path (spend-repository.ts). */
+const SPEND_WRITE_BEHIND_MS = 100;
+
 /** The task repository as the rest of the plugin sees it: the core's port, plus retention. */
 export type TaskRepository = TaskStore & { purgeOlderThan(cutoffMs: number): number };
 
@@ -45,7 +48,7 @@ export class Store {
     this.commands = new CommandRepository(db);
     this.workerHealth = new WorkerHealthRepository(db, projectId);
     this.projects = new ProjectRepository(db);
-    this.spend = new SpendRepository(db, projectId);
+    this.spend = new SpendRepository(db, projectId, SPEND_WRITE_BEHIND_MS);
     this.dataVersionStatement = db.prepare("PRAGMA data_version");
   }
 
@@ -74,8 +77,12 @@ export class Store {
     return this.taskStore.transaction(fn);
   }
 
-  /** Closes the connection (the task cache with it). */
+  /** Writes the spend rows still kept, then closes the connection (the task cache with it). */
   close(): void {
-    this.taskStore.close();
+    try {
+      this.spend.flush();
+    } finally {
+      this.taskStore.close();
+    }
   }
 }
