@@ -96,7 +96,7 @@ export class TaskLauncher {
     const { ctx, life, notifier, scheduler } = this.parts;
     const title = `${input.description} (@${input.agent} background)`;
     const place = await this.workplace(worker, input);
-    const id = await this.createChild(worker, input, title, place.directory).catch(async (error) => {
+    const id = await this.createChild(worker, input, title, place).catch(async (error) => {
       if (place.own) await ctx.worktrees?.remove(place.own).catch((e) => ctx.log.error("Could not remove the worktree of a child that was not created", e));
       throw error;
     });
@@ -148,18 +148,19 @@ export class TaskLauncher {
   }
 
   /** The child's session, where it will run: a fork copies the parent's messages (onto a worker, by the placement). */
-  private async createChild(worker: string | undefined, input: LaunchInput & { fork?: boolean }, title: string, directory?: string): Promise<string> {
+  private async createChild(worker: string | undefined, input: LaunchInput & { fork?: boolean }, title: string, place: Workplace): Promise<string> {
     const { ctx, placement } = this.parts;
     if (worker && placement) return input.fork ? placement.fork(worker, { ...input, title }) : (await placement.createSession(worker, title)).id;
-    if (input.fork) return requireForks(this.forks).fork({ ...input, title, directory });
-    return (await ctx.host.createSession({ parentID: input.parentSessionID, title, directory })).id;
+    // A fork of a session in a worktree (a nested task) lands there by itself; into a new worktree it needs the directory.
+    if (input.fork) return requireForks(this.forks).fork({ ...input, title, ...(place.own ? { directory: place.directory } : {}) });
+    return (await ctx.host.createSession({ parentID: input.parentSessionID, title, directory: place.directory })).id;
   }
 
   /**
    * Where a local child works: in the worktree of the task that launches it (a nested task shares
    * it), in a new worktree of its own (isolation "worktree"), or in the project's checkout.
    */
-  private async workplace(worker: string | undefined, input: LaunchInput): Promise<{ own?: TaskWorktree; directory?: string }> {
+  private async workplace(worker: string | undefined, input: LaunchInput): Promise<Workplace> {
     if (worker) return {};
     const { ctx } = this.parts;
     const inherited = worktreeOf(ctx.store, input.parentSessionID);
@@ -187,6 +188,9 @@ export class TaskLauncher {
     this.refuseWhenDailyBudgetReached();
     const passed = budget && ctx.spend?.passed?.(found.id, budget);
     if (passed) throw new TaskError(`Task ${found.id} has already spent more than that budget (${passed.replace(/^budget_exceeded: /, "")}), counted with its descendants. Give a larger budget.`);
+    if (found.worktree?.removed) {
+      throw new TaskError(`Task ${found.id}'s worktree was removed (by ${found.worktree.removed.by}), so it cannot be resumed. Start a new background_task; with isolation "worktree" it starts from the current HEAD.`);
+    }
     if (!(await ctx.host.sessionExists(found.id))) {
       throw new TaskError(`Task ${found.id}'s session no longer exists, so it cannot be resumed. Start a new background_task with the context it needs.`);
     }
@@ -237,6 +241,9 @@ export class TaskLauncher {
     return model;
   }
 }
+
+/** Where a local child works: `own`, a worktree made for it; `directory`, its own or its launcher's worktree. */
+type Workplace = { own?: TaskWorktree; directory?: string };
 
 /** An isolated child works in a worktree of this machine's checkout: never on a worker. */
 function isolatedWorker(worker: string | undefined): string {

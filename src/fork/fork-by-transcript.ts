@@ -1,20 +1,24 @@
 import type { LaunchInput } from "../core/task-launcher.ts";
 import type { Host } from "../host/host.ts";
-import { processForkContext } from "../fork/process-fork-context.ts";
-import type { ForkMessage, ForkPart } from "../fork/fork-types.ts";
+import { processForkContext } from "./process-fork-context.ts";
+import type { ForkMessage, ForkPart } from "./fork-types.ts";
 
 /**
- * A fork onto a worker, which has no copy of the parent: the parent's messages before the calling
- * one (tool outputs cut and the history fitted to the cap, as a local fork's requests are) go into
- * a new session on the worker as one stored message; the task prompt follows when the task starts.
+ * A fork where the host cannot copy the parent: onto a worker (which has no copy of it), or into a
+ * worktree (OpenCode 1.18.33 forks a session into the parent's own directory whatever the request
+ * names). The parent's messages before the calling one (tool outputs cut and the history fitted to
+ * the cap, as a local fork's requests are) go into a new session on `target`, in `directory` when
+ * given, as one stored message; the task prompt follows when the task starts.
  */
-export async function forkOnto(local: Host, worker: Host, input: LaunchInput & { title: string }, limits: { toolOutputLimit: number; tokenCap: number }): Promise<string> {
-  const history = await local.sessionHistory(input.parentSessionID);
+export async function forkByTranscript(
+  source: Host, target: Host, input: LaunchInput & { title: string; directory?: string }, limits: { toolOutputLimit: number; tokenCap: number },
+): Promise<string> {
+  const history = await source.sessionHistory(input.parentSessionID);
   const cut = history.findIndex((m) => m.info.id === input.parentMessageID);
   const before = cut >= 0 ? history.slice(0, cut) : history;
   const { messages } = processForkContext(before, { ...limits, reserveTokens: 2000 });
-  const { id } = await worker.createSession({ title: input.title });
-  await worker.prompt({ sessionID: id, text: transcript(messages), agent: input.agent, model: input.model, noReply: true });
+  const { id } = await target.createSession({ title: input.title, ...(input.directory ? { directory: input.directory } : {}) });
+  await target.prompt({ sessionID: id, text: transcript(messages), agent: input.agent, model: input.model, noReply: true });
   return id;
 }
 

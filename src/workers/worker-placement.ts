@@ -5,7 +5,7 @@ import type { Choice, Placement } from "../core/placement.ts";
 import type { LaunchInput } from "../core/task-launcher.ts";
 import type { Host } from "../host/host.ts";
 import { healthText, isHealthy, type WorkerLink } from "./worker-link.ts";
-import { forkOnto } from "./fork-onto-worker.ts";
+import { forkByTranscript } from "../fork/fork-by-transcript.ts";
 
 const LOCAL = "local";
 const modelKey = (m: ModelRef) => `${m.providerID}/${m.modelID}`;
@@ -48,7 +48,7 @@ export class WorkerPlacement implements Placement {
   }
 
   fork(worker: string, input: LaunchInput & { title: string }): Promise<string> {
-    return forkOnto(this.local, this.link(worker).host, input, this.forkLimits);
+    return forkByTranscript(this.local, this.link(worker).host, input, this.forkLimits);
   }
 
   capacity(worker: string): number {

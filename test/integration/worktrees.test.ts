@@ -90,6 +90,21 @@ describe("isolated tasks on the real host", () => {
     assert.match(worktreeOf(s, id).changes!, /2 commit\(s\)/);
   });
 
+  it("a forked isolated child gets the conversation and works in its worktree", async () => {
+    const s = await stack();
+    const parent = await s.newSession("parent: fork");
+    await s.say(parent, "REPLY remember the word heron");
+    const id = await launchTask(s, parent, { description: "forked one", prompt: write("forked.txt", "f\n"), fork: true, isolation: "worktree" });
+    const wt = worktreeOf(s, id);
+    const session = (await s.server.client.session.get({ path: { id } })).data as { directory: string };
+    assert.equal(session.directory, wt.path);
+    await settled(s, id);
+    assert.ok(existsSync(join(wt.path, "forked.txt")));
+    assert.ok(!existsSync(join(s.server.projectDir, "forked.txt")));
+    const copied = (await s.messages(id)).flatMap((m) => m.parts).some((p) => p.type === "text" && String(p.text).includes("heron"));
+    assert.ok(copied, "the fork holds the parent's conversation");
+  });
+
   it("two isolated children write the same file differently: both succeed, each result shows its own branch", async () => {
     const s = await stack();
     const parent = await s.newSession("parent: two");
