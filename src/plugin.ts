@@ -24,13 +24,14 @@ import { commandHandler } from "./inbox/apply-command.ts";
 import { serveDashboardFromPlugin } from "./dashboard/serve-from-plugin.ts";
 import { AUTOMATION_TOOL_NAMES, buildTools, TOOL_NAMES } from "./tools/build-tools.ts";
 import type { Workers } from "./workers/workers.ts";
-import { askForAutomationsByDefault } from "./plugin/automation-permission.ts";
+import { askForAutomationsByDefault, askForMergesByDefault } from "./plugin/automation-permission.ts";
 import { LazyAutomations } from "./plugin/lazy-automations.ts";
 import { Parts, partFrom, type Part } from "./plugin/parts.ts";
 import { DirectoryHost } from "./host/directory-host.ts";
 import { registerActive } from "./plugin/instances.ts";
 import { passiveHooks } from "./plugin/passive-instance.ts";
 import { worktreeRoutes, worktreeSupport } from "./plugin/worktree-support.ts";
+import { removeExpiredWorktrees } from "./plugin/worktree-retention.ts";
 import { isInsideWorktreesRoot, worktreesRoot } from "./worktrees/worktree-paths.ts";
 
 type OnCrash = (message: string, error: unknown) => void;
@@ -129,7 +130,12 @@ async function build(input: PluginInput, rawOptions: unknown, host: Host, onCras
   const inbox = new InboxApplier(store, commandHandler(manager, automations, local), clock, onCrash);
   const parts: (Part | false | undefined)[] = [
     partFrom("retention", () => startRetention({
-      purge: (cutoffMs) => store.tasks.purgeOlderThan(cutoffMs), retentionMs: options.retentionDays * DAY_MS, clock, onError: onCrash,
+      purge: (cutoffMs) => {
+        // Their rows are read first; the worktrees go after, each failure logged.
+        void removeExpiredWorktrees(store.tasks, cutoffMs, (level, message) => void host.log(level, message).catch(() => undefined));
+        return store.tasks.purgeOlderThan(cutoffMs);
+      },
+      retentionMs: options.retentionDays * DAY_MS, clock, onError: onCrash,
     }).stop),
     // It reads the database file on its own: it need not wait for the core.
     options.dashboardPort > 0 && partFrom("the dashboard", () => serveDashboardFromPlugin(store.path, options.dashboardPort, host)),
@@ -156,8 +162,9 @@ function hooks(plugin: Built, host: Host, onCrash: OnCrash, dispose: () => void)
     config: async (config) => {
       try {
         if (automations) askForAutomationsByDefault(config as { permission?: unknown });
+        askForMergesByDefault(config as { permission?: unknown });
       } catch (error) {
-        onCrash("Could not set the automation permission default", error);
+        onCrash("Could not set the permission defaults", error);
       }
     },
     event: async ({ event }) => {

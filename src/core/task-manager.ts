@@ -5,7 +5,7 @@ import type { Placement } from "./placement.ts";
 import type { SpendSink } from "./spend-sink.ts";
 import type { Budget } from "./budget.ts";
 import type { TaskStore } from "./task-store.ts";
-import { isSettled, UNSETTLED_STATUSES, type ModelRef, type Task, type TaskStatus } from "./task.ts";
+import { isSettled, UNSETTLED_STATUSES, type ModelRef, type Task, type TaskStatus, type WorktreeRemoval } from "./task.ts";
 import type { TaskSummary } from "./task-summary.ts";
 import { TaskError } from "./errors.ts";
 import { SettleWaiters, type WaitOutcome } from "./settle-waiters.ts";
@@ -214,6 +214,18 @@ export class TaskManager<Hooks extends TaskHooks = TaskHooks> {
     stored.retrievedAt = clock.now();
     store.save(stored);
     store.appendEvent({ taskId: task.id, at: stored.retrievedAt, kind: "retrieved" });
+  }
+
+  /** Records what became of a task's own worktree (merged, discarded, removed when cleared), with a line in its history. */
+  recordWorktreeRemoval(taskId: string, removal: WorktreeRemoval): void {
+    const { store } = this.ctx;
+    store.transaction(() => {
+      const task = store.get(taskId);
+      if (!task?.worktree) return;
+      store.save({ ...task, worktree: { ...task.worktree, removed: removal } });
+      const kept = removal.branchKept ? `, branch ${task.worktree.branch} kept` : "";
+      store.appendEvent({ taskId, at: removal.at, kind: "worktree-removed", detail: `by ${removal.by}${kept}` });
+    });
   }
 
   /** Hides the parent's settled tasks from its list; returns how many were hidden and which still run. */

@@ -3,8 +3,17 @@
  * unless the user decided (`"background_automation": "allow" | "deny" | "ask"`), ask.
  */
 export function askForAutomationsByDefault(config: { permission?: unknown }): void {
+  askByDefault(config, "background_automation");
+}
+
+/** The same for `background_merge`: merging or discarding a task's branch changes the user's repository. */
+export function askForMergesByDefault(config: { permission?: unknown }): void {
+  askByDefault(config, "background_merge");
+}
+
+function askByDefault(config: { permission?: unknown }, name: string): void {
   if (typeof config.permission === "string") return; // one answer for every permission, set by the user
   const permission = (config.permission ?? {}) as Record<string, unknown>;
-  if (permission.background_automation !== undefined) return;
-  config.permission = { ...permission, background_automation: "ask" };
+  if (permission[name] !== undefined) return;
+  config.permission = { ...permission, [name]: "ask" };
 }

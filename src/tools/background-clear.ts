@@ -1,20 +1,57 @@
+import type { Clock } from "../core/clock.ts";
 import type { TaskManager } from "../core/task-manager.ts";
+import { errorMessage } from "../core/errors.ts";
+import { isSettled } from "../core/task.ts";
+import type { TaskSummary } from "../core/task-summary.ts";
+import { removeWorktree, unmergedCommitCount } from "../worktrees/worktrees.ts";
 import { defineTool } from "./tool-kit.ts";
 
-type Deps = { manager: TaskManager; onCrash: (message: string, error: unknown) => void };
+type Deps = { manager: TaskManager; clock: Clock; onCrash: (message: string, error: unknown) => void };
 
-export function backgroundClearTool({ manager, onCrash }: Deps) {
+export function backgroundClearTool({ manager, clock, onCrash }: Deps) {
   return defineTool({
     name: "background_clear",
-    description: "Hide this session's finished tasks from background_list.",
+    description: "Hide finished tasks from background_list.",
     args: () => ({}),
     onCrash,
     async run(_args, call) {
+      const isolated = manager.listForParent(call.sessionID).filter((t) => isSettled(t.status) && t.worktree && !t.worktree.removed);
       const { cleared, running } = manager.clear(call.sessionID);
       const head = `Cleared ${cleared} finished task${cleared === 1 ? "" : "s"}.`;
-      if (running.length === 0) return head;
+      const worktrees = await removeWorktrees(manager, clock, isolated);
+      if (running.length === 0) return [head, ...worktrees].join("\n");
       const ids = running.map((t) => t.id).join(", ");
-      return `${head} ${running.length} still running (${ids}), left in the list; cancel them with background_cancel if they are no longer needed.`;
+      return [`${head} ${running.length} still running (${ids}), left in the list; cancel them with background_cancel if they are no longer needed.`, ...worktrees].join("\n");
     },
   });
 }
+
+/**
+ * Removes the worktrees of cleared isolated tasks. A branch with commits not merged into the
+ * checkout stays (the answer names it, background_merge still acts on it); a worktree a task the
+ * cleared one launched still works in stays as it is.
+ */
+async function removeWorktrees(manager: TaskManager, clock: Clock, tasks: TaskSummary[]): Promise<string[]> {
+  const lines: string[] = [];
+  let removed = 0;
+  for (const task of tasks) {
+    const wt = task.worktree!;
+    if (manager.tasksBelow(task.id).some(({ task: t }) => !isSettled(t.status))) {
+      lines.push(`Kept the worktree of task ${task.id}: a task it launched still works in it.`);
+      continue;
+    }
+    try {
+      const { branchDeleted } = await removeWorktree(wt, { deleteBranch: "if-merged" });
+      manager.recordWorktreeRemoval(task.id, { at: clock.now(), by: "clear", branchKept: !branchDeleted });
+      removed++;
+      if (!branchDeleted) lines.push(keptBranch(task.id, wt.branch, await unmergedCommitCount(wt)));
+    } catch (error) {
+      lines.push(`Could not remove the worktree of task ${task.id} (${errorMessage(error)}); it stays at ${wt.path}.`);
+    }
+  }
+  if (removed > 0) lines.unshift(`Removed ${removed} worktree${removed === 1 ? "" : "s"}.`);
+  return lines;
+}
+
+const keptBranch = (taskId: string, branch: string, commits: number) =>
+  `Kept branch ${branch} of task ${taskId}: ${commits} commit${commits === 1 ? "" : "s"} not merged. background_merge merges or discards it.`;

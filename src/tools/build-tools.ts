@@ -7,6 +7,7 @@ import { backgroundOutputTool } from "./background-output.ts";
 import { backgroundListTool } from "./background-list.ts";
 import { backgroundCancelTool } from "./background-cancel.ts";
 import { backgroundClearTool } from "./background-clear.ts";
+import { backgroundMergeTool } from "./background-merge.ts";
 import type { EvidenceService } from "../evidence/evidence-service.ts";
 import type { Automations } from "../automations/automation-layer.ts";
 import type { AutomationAccess } from "../automations/automation-access.ts";
@@ -22,7 +23,7 @@ import { taskRunTool } from "./task-run.ts";
 import { taskTriggerAddTool } from "./task-trigger-add.ts";
 import { taskTriggerRemoveTool } from "./task-trigger-remove.ts";
 
-export const TOOL_NAMES = ["background_task", "background_output", "background_list", "background_cancel", "background_clear"] as const;
+export const TOOL_NAMES = ["background_task", "background_output", "background_list", "background_cancel", "background_clear", "background_merge"] as const;
 export const AUTOMATION_TOOL_NAMES = [
   "task_create", "task_propose", "task_read", "task_list", "task_update", "task_delete", "task_run", "task_trigger_add", "task_trigger_remove",
 ] as const;
@@ -44,7 +45,8 @@ export function buildTools(deps: Ready | Unavailable): Record<string, ToolDefini
     }),
     background_list: backgroundListTool({ manager, clock, onCrash, spend }),
     background_cancel: backgroundCancelTool({ manager, onCrash, automations }),
-    background_clear: backgroundClearTool({ manager, onCrash }),
+    background_clear: backgroundClearTool({ manager, clock, onCrash }),
+    background_merge: backgroundMergeTool({ manager, clock, onCrash }),
   };
 }
 

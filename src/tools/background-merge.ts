@@ -1,0 +1,85 @@
+import type { Clock } from "../core/clock.ts";
+import type { TaskManager } from "../core/task-manager.ts";
+import { TaskError, errorMessage } from "../core/errors.ts";
+import type { Task, TaskWorktree } from "../core/task.ts";
+import { mergeWorktree, removeWorktree, unmergedCommitCount, worktreeDiff } from "../worktrees/worktrees.ts";
+import { defineTool, type CallContext } from "./tool-kit.ts";
+import { isolatedTask, refuseWhileWorking } from "./isolated-task.ts";
+
+/** How much of a diff the answer shows; the rest is one git command away. */
+export const DIFF_CAP_CHARS = 16_000;
+
+export const MERGE_PERMISSION = "background_merge";
+
+type Deps = { manager: TaskManager; clock: Clock; onCrash: (message: string, error: unknown) => void };
+type Owned = Task & { worktree: TaskWorktree };
+
+export function backgroundMergeTool({ manager, clock, onCrash }: Deps) {
+  return defineTool({
+    name: "background_merge",
+    description: "Diff, merge or discard an isolated task's branch.",
+    args: (s) => ({ task_id: s.string(), action: s.enum(["merge", "diff", "discard"]) }),
+    onCrash,
+    async run(args, call) {
+      const task = isolatedTask(manager, args.task_id);
+      refuseWhileWorking(manager, task, args.action);
+      if (args.action === "diff") return diff(task);
+      await approve(call, task, args.action);
+      const done = args.action === "merge" ? await merge(task) : await discard(task);
+      if (done.removed) manager.recordWorktreeRemoval(task.id, { at: clock.now(), by: args.action, branchKept: false });
+      return done.answer;
+    },
+  });
+}
+
+async function diff(task: Owned): Promise<string> {
+  const { branch, base } = task.worktree;
+  const { text, truncated, seeRest } = await worktreeDiff(task.worktree, DIFF_CAP_CHARS);
+  if (!text.trim()) return `Task ${task.id}'s branch ${branch} has no changes against its base ${base.slice(0, 7)}.`;
+  const tail = truncated ? [`(cut at ${DIFF_CAP_CHARS} characters; all of it: ${seeRest})`] : [];
+  return [`Diff of task ${task.id}'s branch ${branch} against its base ${base.slice(0, 7)}:`, text, ...tail].join("\n");
+}
+
+async function merge(task: Owned): Promise<{ removed: boolean; answer: string }> {
+  const result = await mergeWorktree(task.worktree);
+  if (!result.merged) {
+    const files = result.conflicts.length ? ["Conflicting files:", ...result.conflicts.map((f) => `- ${f}`)] : [];
+    return {
+      removed: false,
+      answer: [`Not merged: ${result.reason}`, ...files, `Nothing was changed: the branch ${task.worktree.branch} and its worktree stay (action "diff" shows it, "discard" drops it).`].join("\n"),
+    };
+  }
+  try {
+    const { branchDeleted } = await removeWorktree(task.worktree, { deleteBranch: "if-merged" });
+    return { removed: true, answer: `${result.summary} Removed its worktree${branchDeleted ? " and branch" : ""}.` };
+  } catch (error) {
+    // The merge is done: say so, and how to remove what is left.
+    return { removed: false, answer: `${result.summary} Its worktree could not be removed (${errorMessage(error)}); \`opencode-errands worktrees --prune\` removes it.` };
+  }
+}
+
+async function discard(task: Owned): Promise<{ removed: boolean; answer: string }> {
+  const { branch } = task.worktree;
+  const commits = await unmergedCommitCount(task.worktree);
+  await removeWorktree(task.worktree, { deleteBranch: true });
+  const lost = commits ? ` (${commits} commit${commits === 1 ? "" : "s"} not merged, now gone)` : "";
+  return { removed: true, answer: `Discarded task ${task.id}'s branch ${branch}${lost} and removed its worktree.` };
+}
+
+/**
+ * OpenCode's permission prompt, asked before anything changes: merge and discard change the user's
+ * repository. Branch names hold no `*` or `?` (git refuses them), so the pattern is no wildcard;
+ * "always" allows that action for every branch for the rest of the process.
+ */
+async function approve(call: CallContext, task: Owned, action: "merge" | "discard"): Promise<void> {
+  if (!call.ask) return;
+  const { branch, repo } = task.worktree;
+  const title = action === "merge"
+    ? `Merge branch ${branch} of task ${task.id} "${task.description}" into the current branch of ${repo}`
+    : `Discard branch ${branch} of task ${task.id} "${task.description}" and its worktree`;
+  try {
+    await call.ask({ permission: MERGE_PERMISSION, patterns: [`${action} ${branch}`], always: [`${action} *`], metadata: { title, task: task.id, branch, action } });
+  } catch (error) {
+    throw new TaskError(`The user rejected the ${action} of ${branch}; nothing was changed. (${errorMessage(error)})`);
+  }
+}
