@@ -12,6 +12,10 @@ import { LiveFeed } from "./live-feed.ts";
 import { waitingPage } from "./waiting-page.ts";
 import type { ForkMessage } from "../fork/fork-types.ts";
 import type { SessionMessages } from "./request-rows.ts";
+import { SessionCache } from "./session-cache.ts";
+import { UNSETTLED_STATUSES } from "../core/task.ts";
+import type { ReadModel } from "../store/reads/read-model.ts";
+import { spendKey } from "../store/reads/spend-reads.ts";
 
 export type DashboardOptions = {
   dbPath: string;
@@ -30,9 +34,6 @@ export type DashboardOptions = {
   /** The serving OpenCode's option dailyBudgetUsd: home says when today's spend reached it. */
   dailyBudgetUsd?: number;
 };
-
-/** How long a task page waits for the host's messages before it shows the database's figures alone. */
-const SESSION_WAIT_MS = 3000;
 
 export type Dashboard = {
   /** The URL to open: carries the token. */
@@ -59,6 +60,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   const auth = new DashboardAuth(options.token);
   const now = options.now ?? Date.now;
   const feed = new LiveFeed(() => reader.dataVersion(), options.livePollMs);
+  const sessions = options.sessionMessages && new SessionCache(options.sessionMessages, now);
   let writer: SharedStore | undefined;
   // Opened at the first command, and only into a database the plugin made: the dashboard never creates one.
   const inbox = (): CommandRepository | undefined => {
@@ -95,7 +97,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     if (url.pathname === "/app.js") return send(res, 200, "text/javascript; charset=utf-8", APP_JS);
     if (url.pathname === "/app.css") return send(res, 200, "text/css; charset=utf-8", APP_CSS);
     const ready = reader.get();
-    const session = ready && url.pathname === "/task" ? await readSession(options.sessionMessages, url.searchParams.get("id")) : undefined;
+    const session = ready && url.pathname === "/task" ? await readSession(ready, sessions, url) : undefined;
     const page = ready ? routePage(ready, url, now(), { session, dailyBudgetUsd: options.dailyBudgetUsd }) : waitingPage(reader.path, reader.problem, url);
     send(res, page.status, "text/html; charset=utf-8", page.body);
   }
@@ -125,18 +127,12 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   };
 }
 
-/** The task's child session's messages from the host, or why not; undefined when there is no host (the command line). */
-async function readSession(read: DashboardOptions["sessionMessages"], id: string | null): Promise<SessionMessages | undefined> {
-  if (!read || !id) return undefined;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${SESSION_WAIT_MS / 1000} s`)), SESSION_WAIT_MS)));
-  try {
-    return { messages: await Promise.race([read(id), late]) };
-  } catch (error) {
-    return { unavailable: error instanceof Error ? error.message : String(error) };
-  } finally {
-    clearTimeout(timer);
-  }
+/** A task page's child session's messages from the host, or why not; undefined without a host (the command line) or such a task. */
+async function readSession(reader: ReadModel, sessions: SessionCache | undefined, url: URL): Promise<SessionMessages | undefined> {
+  const task = sessions && reader.tasks.get(url.searchParams.get("project") ?? "", url.searchParams.get("id") ?? "");
+  if (!sessions || !task) return undefined;
+  const requests = reader.spend.own([task]).get(spendKey(task.projectId, task.id))?.requests ?? 0;
+  return sessions.get(task.id, { key: `${task.status}:${task.progress.toolCalls}:${requests}`, running: UNSETTLED_STATUSES.includes(task.status) });
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {
