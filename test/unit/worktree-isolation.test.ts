@@ -1,0 +1,208 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { Hooks } from "@opencode-ai/plugin";
+import { coreFixture, PARENT } from "../helpers/core-fixture.ts";
+import { MemoryTaskStore } from "../../src/core/memory-task-store.ts";
+import { TaskError } from "../../src/core/errors.ts";
+import type { WorktreeSupport } from "../../src/core/task-worktree.ts";
+import { DirectoryHost } from "../../src/host/directory-host.ts";
+import type { Host } from "../../src/host/host.ts";
+import { activeInstance, registerActive } from "../../src/plugin/instances.ts";
+import { passiveHooks } from "../../src/plugin/passive-instance.ts";
+import { changesBlock, shortTaskId } from "../../src/plugin/worktree-support.ts";
+
+/** A WorktreeSupport that records what the core asked of git. */
+function fakeWorktrees(opts: { refuse?: string } = {}) {
+  const calls: string[] = [];
+  let n = 0;
+  const support: WorktreeSupport = {
+    async create(description) {
+      calls.push(`create ${description}`);
+      if (opts.refuse) throw new TaskError(opts.refuse);
+      n++;
+      return { path: `/data/worktrees/p/wt${n}`, branch: `bg/new-${n}`, base: "abc1234def", repo: "/project" };
+    },
+    async name(wt, taskId, description) {
+      calls.push(`name ${taskId}`);
+      return { ...wt, branch: `bg/${shortTaskId(taskId)}-${description.replaceAll(" ", "-")}` };
+    },
+    async remove(wt) {
+      calls.push(`remove ${wt.path}`);
+    },
+    async settle(task) {
+      calls.push(`settle ${task.id}`);
+      return `Worktree: branch ${task.worktree!.branch}, 1 commit(s):\n  1234567 work in progress of task ${task.id}\n a.txt | 1 +`;
+    },
+  };
+  return { support, calls };
+}
+
+/** A core fixture whose host remembers in which directory each session was created. */
+function isolatedFixture(opts: { refuse?: string } = {}) {
+  const wt = fakeWorktrees(opts);
+  const f = coreFixture({}, new MemoryTaskStore(), { worktrees: wt.support });
+  const created: { title: string; directory?: string }[] = [];
+  const createSession = f.host.createSession.bind(f.host);
+  f.host.createSession = async (input: { parentID?: string; title: string; directory?: string }) => {
+    created.push({ title: input.title, directory: input.directory });
+    return createSession(input);
+  };
+  return { ...f, wt, created };
+}
+
+describe("isolated tasks in the core", () => {
+  it("a worktree is made, the child's session is created in it, its branch named after the task", async () => {
+    const f = isolatedFixture();
+    const out = await f.call("background_task", { description: "fix it", prompt: "p", agent: "general", isolation: "worktree" });
+    const id = /task_id: (\S+)/.exec(out)![1]!;
+    assert.deepEqual(f.wt.calls, ["create fix it", `name ${id}`]);
+    assert.equal(f.created[0]!.directory, "/data/worktrees/p/wt1");
+    const wt = f.store.get(id)!.worktree!;
+    assert.equal(wt.branch, `bg/${shortTaskId(id)}-fix-it`);
+    assert.match(out, /worktree: \/data\/worktrees\/p\/wt1 \(branch bg\/\S+-fix-it, from HEAD abc1234\)\. Uncommitted changes of your checkout are not carried over/);
+  });
+
+  it("without isolation nothing is made and the child works in the project", async () => {
+    const f = isolatedFixture();
+    const id = await f.launch();
+    assert.deepEqual(f.wt.calls, []);
+    assert.equal(f.created[0]!.directory, undefined);
+    assert.equal(f.store.get(id)!.worktree, undefined);
+  });
+
+  it("a task launched by an isolated child works in the same worktree and owns none", async () => {
+    const f = isolatedFixture();
+    const child = await f.launch({ isolation: "worktree" });
+    const nested = await f.launch({ description: "helper", isolation: "worktree" }, { sessionID: child, messageID: "msg_c1" });
+    assert.equal(f.created[1]!.directory, "/data/worktrees/p/wt1");
+    assert.equal(f.store.get(nested)!.worktree, undefined);
+    assert.equal(f.wt.calls.filter((c) => c.startsWith("create")).length, 1);
+    assert.equal(f.manager.runningTasks().directoryOf(nested), "/data/worktrees/p/wt1");
+  });
+
+  it("a project that is not a git repository is refused with the fix; nothing is created or stored", async () => {
+    const f = isolatedFixture({ refuse: "/p is not a git repository, so isolation \"worktree\" cannot be used. Run `git init` there and commit, or leave out isolation." });
+    const out = await f.call("background_task", { description: "x", prompt: "p", agent: "general", isolation: "worktree" });
+    assert.match(out, /^background_task: \/p is not a git repository/);
+    assert.deepEqual(f.created, []);
+    assert.equal(f.store.list({ includeCleared: true }).length, 0);
+  });
+
+  it("isolation on a named worker is refused before anything is made", async () => {
+    const f = isolatedFixture();
+    const out = await f.call("background_task", { description: "x", prompt: "p", agent: "general", isolation: "worktree", worker: "far" });
+    assert.match(out, /cannot run on worker "far"/);
+    assert.deepEqual(f.wt.calls, []);
+  });
+
+  it("a child session that cannot be created leaves no worktree behind", async () => {
+    const f = isolatedFixture();
+    f.host.createSession = async () => {
+      throw new Error("OpenCode refused to create a child session (HTTP 500)");
+    };
+    const out = await f.call("background_task", { description: "x", prompt: "p", agent: "general", isolation: "worktree" });
+    assert.match(out, /failed/);
+    assert.deepEqual(f.wt.calls, ["create x", "remove /data/worktrees/p/wt1"]);
+  });
+
+  it("at settle the work is committed and the parent's notice carries the Worktree block", async () => {
+    const f = isolatedFixture();
+    const id = await f.launch({ isolation: "worktree" });
+    f.host.finishRun(id, "all done");
+    await f.flush();
+    f.host.setActivity(PARENT, "idle");
+    await f.flush();
+    const task = f.store.get(id)!;
+    assert.equal(task.status, "completed");
+    assert.ok(f.wt.calls.includes(`settle ${id}`));
+    assert.match(task.worktree!.changes!, /^Worktree: branch bg\//);
+    const told = f.host.promptsTo(PARENT).map((p) => p.text).join("\n");
+    assert.match(told, /all done[\s\S]*Worktree: branch bg\/\S+, 1 commit\(s\):\n  1234567 work in progress/);
+    assert.match(await f.call("background_output", { task_id: id }), /runs in worktree \/data\/worktrees\/p\/wt1[\s\S]*a\.txt \| 1 \+/);
+  });
+
+  it("a cancelled isolated task's work is committed too, telling nobody", async () => {
+    const f = isolatedFixture();
+    const id = await f.launch({ isolation: "worktree" });
+    await f.call("background_cancel", { task_id: id });
+    await f.flush();
+    assert.ok(f.wt.calls.includes(`settle ${id}`));
+    assert.match(f.store.get(id)!.worktree!.changes!, /Worktree: branch/);
+  });
+
+  it("a task whose worktree was removed is not resumed", async () => {
+    const f = isolatedFixture();
+    const id = await f.launch({ isolation: "worktree" });
+    f.host.finishRun(id, "done");
+    await f.flush();
+    const task = f.store.get(id)!;
+    f.store.save({ ...task, worktree: { ...task.worktree!, removed: { at: 1, by: "discard", branchKept: false } } });
+    const out = await f.call("background_task", { description: "again", prompt: "more", agent: "general", resume: id });
+    assert.match(out, /worktree was removed \(by discard\), so it cannot be resumed/);
+  });
+});
+
+describe("DirectoryHost", () => {
+  const recording = (name: string, log: string[], statuses: Record<string, "busy"> = {}): Host => new Proxy({} as Host, {
+    get: (_t, method: string) => async (...args: unknown[]) => {
+      log.push(`${name}.${method}`);
+      if (method === "statuses") return statuses;
+      if (method === "createSession") return { id: `ses_in_${name}` };
+      return undefined;
+    },
+  });
+
+  it("routes calls about a session to its directory and asks every directory in use for statuses", async () => {
+    const log: string[] = [];
+    const dirs: Record<string, string> = { ses_wt: "/wt/a" };
+    const host = new DirectoryHost(recording("local", log, { ses_main: "busy" }), (d) => recording(d, log, d === "/wt/a" ? { ses_wt: "busy" } : {}), {
+      directoryOf: (id) => dirs[id],
+      directoriesInUse: () => ["/wt/a", "/wt/a"],
+    });
+    await host.prompt({ sessionID: "ses_wt", text: "x", agent: "a" });
+    await host.abort("ses_main");
+    await host.recentMessages("ses_wt", 3);
+    assert.deepEqual((await host.createSession({ title: "t", directory: "/wt/b" })), { id: "ses_in_/wt/b" });
+    assert.deepEqual(log, ["/wt/a.prompt", "local.abort", "/wt/a.recentMessages", "/wt/b.createSession"]);
+    assert.deepEqual(await host.statuses(), { ses_main: "busy", ses_wt: "busy" });
+  });
+});
+
+describe("the passive instance of a worktree directory", () => {
+  it("forwards hooks and tools to the project's active instance, found at call time", async () => {
+    const heard: string[] = [];
+    const active: Hooks = {
+      tool: { background_list: { description: "list", args: {}, execute: async (_a, ctx) => `listed for ${(ctx as { sessionID: string }).sessionID}` } },
+      event: async ({ event }) => void heard.push(event.type),
+      "tool.execute.before": async (call) => void heard.push(`before ${call.tool}`),
+    };
+    const forget = registerActive("proj-fwd", active);
+    try {
+      const passive = passiveHooks("proj-fwd", ["background_list"], () => undefined);
+      assert.equal(passive.tool!.background_list!.description, "list", "the model in the worktree sees the same tools");
+      assert.equal(await passive.tool!.background_list!.execute({} as never, { sessionID: "ses_child" } as never), "listed for ses_child");
+      await passive.event!({ event: { type: "session.idle", properties: { sessionID: "ses_child" } } as never });
+      await passive["tool.execute.before"]!({ tool: "write", sessionID: "ses_child", callID: "c" }, { args: {} });
+      assert.deepEqual(heard, ["session.idle", "before write"]);
+    } finally {
+      forget();
+    }
+    assert.equal(activeInstance("proj-fwd"), undefined);
+  });
+
+  it("without an active instance its tools say why and its events are dropped", async () => {
+    const passive = passiveHooks("proj-none", ["background_task"], () => undefined);
+    assert.match(String(await passive.tool!.background_task!.execute({} as never, {} as never)), /^background_task: Background tasks are unavailable in this directory: it is the git worktree of a background task/);
+    await passive.event!({ event: { type: "session.idle", properties: {} } as never });
+  });
+});
+
+describe("the result's Worktree block", () => {
+  it("names the branch, its commits and the diff stat, capped", () => {
+    const commits = Array.from({ length: 12 }, (_, i) => ({ sha: `${i}`.padStart(40, "a"), subject: `commit ${i}` }));
+    const block = changesBlock({ branch: "bg/x-y", commits, diffStat: " a.txt | 1 +\n 1 file changed, 1 insertion(+)", changed: true });
+    assert.match(block, /^Worktree: branch bg\/x-y, 12 commit\(s\):\n  aaaaaaa commit 0/);
+    assert.match(block, /… 2 more\n a\.txt \| 1 \+\n 1 file changed/);
+    assert.equal(changesBlock({ branch: "bg/x-y", commits: [], diffStat: "", changed: false }), "Worktree: branch bg/x-y, no changes.");
+  });
+});
