@@ -1,5 +1,6 @@
 import type { SpendRows } from "../cost/task-spend.ts";
 import type { Spend } from "../cost/spend.ts";
+import type { Budget } from "../core/budget.ts";
 import type { SqliteDatabase, SqliteStatement, SqlRow } from "./sqlite-driver.ts";
 import { StatementCache } from "./statement-cache.ts";
 
@@ -14,6 +15,13 @@ const OF_TASK = `SELECT message_id, input, output, reasoning, cache_read, cache_
 // Every project's: the daily budget is the machine's. A task counts on the day it was launched.
 const COST_SINCE = `SELECT COALESCE(SUM(s.cost_usd), 0) AS cost_usd FROM tasks t
   JOIN task_spend s ON s.project_id = t.project_id AND s.task_id = t.id WHERE t.created_at >= ?`;
+
+// The task and its launchers up the tree (at most 64) that have a budget, nearest first: two columns, not whole tasks.
+const BUDGETS_ABOVE = `WITH RECURSIVE up(id, parent, usd, tokens, depth) AS (
+    SELECT id, parent_session_id, budget_usd, budget_tokens, 0 FROM tasks WHERE project_id = ? AND id = ?
+    UNION ALL SELECT t.id, t.parent_session_id, t.budget_usd, t.budget_tokens, up.depth + 1 FROM up
+      JOIN tasks t ON t.project_id = ? AND t.id = up.parent WHERE up.depth < 63)
+  SELECT id, usd, tokens FROM up WHERE usd IS NOT NULL OR tokens IS NOT NULL ORDER BY depth`;
 
 type Unwritten = { taskId: string; messageId: string; spend: Spend };
 
@@ -98,6 +106,14 @@ export class SpendRepository implements SpendRows {
   /** What the background tasks of every project launched since `sinceMs` cost, in USD (several processes share one database). */
   costSince(sinceMs: number): number {
     return Number(this.sql(COST_SINCE).get(sinceMs)?.cost_usd ?? 0);
+  }
+
+  /** The budgets a request of this task counts against: its own and its launchers', nearest first (one query, read once per task). */
+  budgetsAbove(taskId: string): { id: string; budget: Budget }[] {
+    return this.sql(BUDGETS_ABOVE).all(this.projectId, taskId, this.projectId).map((r) => ({
+      id: String(r.id),
+      budget: { ...(r.usd !== null ? { usd: Number(r.usd) } : {}), ...(r.tokens !== null ? { tokens: Number(r.tokens) } : {}) },
+    }));
   }
 
   /** A read's statement, the kept rows written first. */
