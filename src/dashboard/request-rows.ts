@@ -12,8 +12,8 @@ const TEXT_LIMIT = 4000;
 const SECRET_KEY = /secret|token|passw|api_?key|credential|authorization/i;
 
 export type ToolCallRow = { callID: string; tool: string; status: string; input: string; output?: string };
-/** One model request of the child: in progress while its spend is not reported yet. */
-export type RequestRow = { messageId: string; at?: number; model?: string; spend?: Spend; tools: ToolCallRow[]; compaction?: boolean };
+/** One model request of the child; without a spend while it runs (the host reports it at the end), or when it ended reporting none (an error, an abort). */
+export type RequestRow = { messageId: string; at?: number; model?: string; spend?: Spend; ended?: boolean; tools: ToolCallRow[]; compaction?: boolean };
 
 /** A task's requests for its page: from its session's messages, or from the store (tokens and cost only), with why. */
 export type ChildRequests = { rows: RequestRow[]; earlier: number; from: "session" | "store"; note?: string };
@@ -30,7 +30,7 @@ export function requestsFromSession(messages: readonly ForkMessage[]): ChildRequ
 
 /** The store's newest rows (of `total`): tokens and cost per request, in order; no model, time or tool calls. */
 export function requestsFromStore(requests: readonly SpentRequest[], total: number, note: string): ChildRequests {
-  const rows = requests.map((r) => ({ messageId: r.messageId, spend: r.spend, tools: [] }));
+  const rows = requests.map((r) => ({ messageId: r.messageId, spend: r.spend, ended: true, tools: [] }));
   return { rows, earlier: Math.max(0, total - rows.length), from: "store", note };
 }
 
@@ -43,6 +43,7 @@ function toRow(message: ForkMessage): RequestRow {
     ...(known ? { at: known.createdAt } : {}),
     ...(typeof info.modelID === "string" ? { model: typeof info.providerID === "string" ? `${info.providerID}/${info.modelID}` : info.modelID } : {}),
     ...(spend ? { spend } : {}),
+    ...(known && (known.completedAt !== undefined || known.error !== undefined) ? { ended: true } : {}),
     ...(info.summary === true ? { compaction: true } : {}),
     tools: message.parts.filter(isToolPart).map(toolRow),
   };

@@ -28,7 +28,7 @@ ${requests.rows.map((r, i) => requestRow(r, requests.earlier + i + 1, detailed))
 }
 
 function requestRow(r: RequestRow, n: number, detailed: boolean): SafeHtml {
-  const spent = r.spend ? formatSpend(r.spend) : html`<span class="none">in progress</span>`;
+  const spent = r.spend ? formatSpend(r.spend) : html`<span class="none">${r.ended ? "none reported" : "in progress"}</span>`;
   const details = detailed ? html`<td>${time(r.at)}</td><td>${r.model ?? "-"}${r.compaction ? " (compaction)" : ""}</td>` : "";
   return html`<tr data-request="${r.messageId}"><td>${n}</td>${details}<td class="spend">${spent}</td><td>${r.spend ? byKind(r.spend) : "-"}</td>${detailed ? html`<td>${toolCalls(r.tools)}</td>` : ""}</tr>`;
 }

@@ -110,7 +110,10 @@ describe("dashboard: what tasks and runs cost", () => {
       assistant("msg_001", NOW - 3 * DAY, [toolCall("c1", "bash", { command: `curl -H 'Authorization: ${BEARER}' https://x`, password: PASSWORD }, `cloned with ${GH_TOKEN}\nok`)]),
       assistant("msg_002", NOW - 3 * DAY + 1000, [{ type: "text", text: "all done" }], { input: 4000, output: 1000, cost: 0.027 }),
       assistant("msg_003", NOW - 3 * DAY + 2000, [], { input: 0, output: 0, cost: 0 }),
+      assistant("msg_004", NOW - 3 * DAY + 3000, [], { input: 0, output: 0, cost: 0 }),
     ];
+    delete (messages[3]!.info.time as { completed?: number }).completed; // still streaming
+    (messages[4]!.info as { error?: unknown }).error = { name: "MessageAbortedError", data: { message: "aborted" } };
     const { body } = page("/task?project=proj&id=ses_direct", { session: { messages } });
     for (const secret of [GH_TOKEN, "s3cr3tbearervalue99", PASSWORD]) assert.ok(!body.includes(secret), `${secret.slice(0, 8)}… is masked`);
     assert.match(body, /ghp_\[MASKED\]/);
@@ -119,7 +122,8 @@ describe("dashboard: what tasks and runs cost", () => {
     assert.match(body, /<details class="tool-call" data-key="c1"><summary>bash <span class="status s-completed">completed<\/span>/, "the call is collapsed under its name");
     assert.match(body, /<tr data-request="msg_001"><td>1<\/td><td><time[^>]*data-ts="\d+"[^>]*>.*?<\/time><\/td><td>mock\/priced-model<\/td><td class="spend">\$0\.027 · 5\.0k tok<\/td>/);
     assert.match(body, /data-request="msg_003">.*in progress/, "a request still running has no figures yet");
-    assert.equal([...body.matchAll(/data-request=/g)].length, 3, "user messages are not requests");
+    assert.match(body, /data-request="msg_004">.*none reported/, "an aborted one never will");
+    assert.equal([...body.matchAll(/data-request=/g)].length, 4, "user messages are not requests");
     assert.ok(!body.includes("Served by the command line"));
   });
 
