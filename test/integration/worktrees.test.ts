@@ -53,7 +53,9 @@ describe("isolated tasks on the real host", () => {
     const parent = await s.newSession("parent: isolated");
     const prompt = [write("made-in-wt.txt", "from the child\n"), call("background_list", {})].join("\n");
     const launchOut = async () => (await toolOutputs(s, parent, "background_task")).at(-1)!;
-    const id = await launchTask(s, parent, { description: "write in a worktree", prompt, isolation: "worktree" });
+    // The expectation is judged in the worktree: in the main checkout the file does not exist.
+    const expect = { files: ["made-in-wt.txt"], command: "test -f made-in-wt.txt" };
+    const id = await launchTask(s, parent, { description: "write in a worktree", prompt, isolation: "worktree", expect });
     assert.match(await launchOut(), /Uncommitted changes of your checkout are not carried over/);
     const wt = worktreeOf(s, id);
     assert.ok(wt.path.startsWith(worktreesDir(s)), `the worktree is under the plugin's data folder: ${wt.path}`);
