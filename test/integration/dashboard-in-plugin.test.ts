@@ -17,8 +17,9 @@ describe("the dashboard served from inside OpenCode", () => {
   let cookie = "";
   before(async () => {
     port = await freePort();
-    // Priced: $3 / $15 per million input / output tokens, so each request below costs $0.027.
-    stack = await startStack({ pluginOptions: { dashboardPort: port }, modelCost: { input: 3, output: 15 } });
+    // Priced: $3 / $15 per million input / output tokens, so each request below costs $0.027; the
+    // machine's daily budget is passed by the second test's task.
+    stack = await startStack({ pluginOptions: { dashboardPort: port, dailyBudgetUsd: 0.06 }, modelCost: { input: 3, output: 15 } });
   });
   after(async () => {
     await stack?.stop();
@@ -85,7 +86,9 @@ describe("the dashboard served from inside OpenCode", () => {
     assert.doesNotMatch(done, /Served by the command line/);
     const ids = [...done.matchAll(/<tr data-request="([^"]+)"/g)].map((m) => m[1]!);
     assert.deepEqual([...ids].sort(), ids, "message ids sort as the session orders them: the command line's view orders the database's rows by id");
-    assert.match(await get("/"), new RegExp(`data-task="${id}"[\\s\\S]*?<td class="spend">\\$0\\.054 · 10\\.0k tok</td>`), "home lists its spend");
+    const home = await get("/");
+    assert.match(home, new RegExp(`data-task="${id}"[\\s\\S]*?<td class="spend">\\$0\\.054 · 10\\.0k tok</td>`), "home lists its spend");
+    assert.match(home, /<span class="tag">budget<\/span> <a href="#spend">Daily budget reached: \$0\.\d{3} of \$0\.060 spent today by background work \(option dailyBudgetUsd, all projects\)/);
   });
 });
 
