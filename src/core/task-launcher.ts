@@ -1,5 +1,5 @@
 import { transition, type ModelRef, type Task, type TaskWorktree } from "./task.ts";
-import { worktreeOf } from "./task-worktree.ts";
+import { worktreeOf, type WorktreeBase } from "./task-worktree.ts";
 import { TaskError, errorMessage } from "./errors.ts";
 import type { CoreContext } from "./core-context.ts";
 import type { ParentNotifier } from "./parent-notifier.ts";
@@ -26,6 +26,8 @@ export type LaunchInput = {
   worker?: string;
   /** "worktree": the child works in a new git worktree of the project's HEAD (src/worktrees); default "none". */
   isolation?: "worktree" | "none";
+  /** With isolation "worktree": the commit it starts from; default "head". */
+  worktreeBase?: WorktreeBase;
   /** The task tree's spending limit; absent: the taskBudget option's, else none. */
   budget?: Budget;
   /**
@@ -167,7 +169,7 @@ export class TaskLauncher {
     if (inherited) return { directory: inherited.path };
     if (input.isolation !== "worktree") return {};
     if (!ctx.worktrees) throw new TaskError('isolation "worktree" is not available in this build. Leave out isolation.');
-    const own = await ctx.worktrees.create(input.description);
+    const own = await ctx.worktrees.create(input.description, input.worktreeBase ?? "head");
     return { own, directory: own.path };
   }
 

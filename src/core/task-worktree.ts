@@ -7,8 +7,8 @@ import type { TaskStore } from "./task-store.ts";
  * that names the fix) for a project that is not a git repository.
  */
 export type WorktreeSupport = {
-  /** A new worktree of the project's HEAD for a child about to be created. */
-  create(description: string): Promise<TaskWorktree>;
+  /** A new worktree for a child about to be created, of the project's HEAD or its default branch's latest commit. */
+  create(description: string, from: WorktreeBase): Promise<TaskWorktree>;
   /** Its branch named after the task, once the session (whose id is the task id) exists. */
   name(worktree: TaskWorktree, taskId: string, description: string): Promise<TaskWorktree>;
   /** Removes a worktree whose child was never created. */
@@ -16,6 +16,9 @@ export type WorktreeSupport = {
   /** Commits the child's uncommitted work; the short block its result shows (branch, commits, diff stat). */
   settle(task: Task): Promise<string>;
 };
+
+/** What a new worktree starts from: the checkout's HEAD (a task) or the default branch (an automation run). */
+export type WorktreeBase = "head" | "default-branch";
 
 /** How many task levels are walked up at most (maxDepth is far below it). */
 const MAX_WALK = 32;

@@ -22,16 +22,16 @@ export function worktreeRoutes(tasks: TaskStore): DirectoryRoutes {
 }
 
 /**
- * The core's isolation port on src/worktrees: worktrees of the project's HEAD under `root`. Its git
+ * The core's isolation port on src/worktrees: worktrees of the project under `root`. Its git
  * commands run one at a time: two launches at once both write the repository's config (the base,
  * the branch rename), and git refuses a config file another command holds locked.
  */
 export function worktreeSupport(projectDir: string, root: () => string): WorktreeSupport {
   const one = serially();
   return {
-    create: (description) => one(async () => {
+    create: (description, from) => one(async () => {
       try {
-        return fromGit(await createWorktree({ repo: projectDir, root: root(), description, from: "head" }));
+        return fromGit(await createWorktree({ repo: projectDir, root: root(), description, from }));
       } catch (error) {
         // The refusal names the fix (not a git repository): the tool answers it, nothing was made.
         if (error instanceof WorktreeRefusal) throw new TaskError(error.message);
