@@ -138,7 +138,7 @@ async function build(input: PluginInput, rawOptions: unknown, host: Host, onCras
       retentionMs: options.retentionDays * DAY_MS, clock, onError: onCrash,
     }).stop),
     // It reads the database file on its own: it need not wait for the core.
-    options.dashboardPort > 0 && partFrom("the dashboard", () => serveDashboardFromPlugin(store.path, options.dashboardPort, host, options.dailyBudgetUsd)),
+    options.dashboardPort > 0 && partFrom("the dashboard", () => serveDashboardFromPlugin(store.path, options.dashboardPort, coreHost, options.dailyBudgetUsd)),
     // Built before the core starts, when the project has automations: the core's recovery may settle their runs.
     automations && { name: "loading the automation layer", start: () => automations.prepare() },
     { name: "the task core", start: () => manager.start(), stop: () => manager.dispose() },
