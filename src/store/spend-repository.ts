@@ -110,7 +110,8 @@ export class SpendRepository implements SpendRows {
 
   /** The budgets a request of this task counts against: its own and its launchers', nearest first (one query, read once per task). */
   budgetsAbove(taskId: string): { id: string; budget: Budget }[] {
-    return this.sql(BUDGETS_ABOVE).all(this.projectId, taskId, this.projectId).map((r) => ({
+    // The tasks table only: nothing kept needs writing first (this runs on the event path).
+    return this.statements.prepare(this.db, BUDGETS_ABOVE).all(this.projectId, taskId, this.projectId).map((r) => ({
       id: String(r.id),
       budget: { ...(r.usd !== null ? { usd: Number(r.usd) } : {}), ...(r.tokens !== null ? { tokens: Number(r.tokens) } : {}) },
     }));
