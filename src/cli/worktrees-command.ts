@@ -3,7 +3,7 @@ import { readdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { UNSETTLED_STATUSES } from "../core/task.ts";
 import type { ProjectTask } from "../store/reads/task-reads.ts";
-import { listWorktrees, removeWorktree, worktreesRoot, type ListedWorktree } from "../worktrees/worktrees.ts";
+import { listWorktrees, removeSpares, removeWorktree, worktreesRoot, type ListedWorktree } from "../worktrees/worktrees.ts";
 import type { CliArgs } from "./parse-cli-args.ts";
 import type { CliIo } from "./cli-io.ts";
 import { formatTable, type Column } from "./format-table.ts";
@@ -31,8 +31,13 @@ function directoryText(r: Row): string {
  * those with nothing unmerged whose task is not running, and never one with unmerged commits.
  */
 export async function worktreesCommand(dbPath: string, args: CliArgs, io: CliIo): Promise<number> {
-  const rows = await listAll(dirname(dbPath), args.project, tasksByPath(dbPath));
-  if (args.prune) return prune(rows, io);
+  const dataDir = dirname(dbPath);
+  const projects = await projectsOf(dataDir, args.project);
+  const rows = await listAll(dataDir, projects, tasksByPath(dbPath));
+  if (args.prune) {
+    const spares = (await Promise.all(projects.map((p) => removeSpares(worktreesRoot(dataDir, p))))).reduce((a, b) => a + b, 0);
+    return prune(rows, spares, io);
+  }
   if (args.json) {
     io.stdout(JSON.stringify(rows.map(({ task, ...r }) => ({ ...r, taskId: task?.id ?? null, taskStatus: task?.status ?? null })), null, 2) + "\n");
   } else if (rows.length === 0) {
@@ -43,9 +48,13 @@ export async function worktreesCommand(dbPath: string, args: CliArgs, io: CliIo)
   return 0;
 }
 
-async function listAll(dataDir: string, project: string | undefined, tasks: Map<string, ProjectTask>): Promise<Row[]> {
-  const top = join(dataDir, "worktrees");
-  const projects = project ? [project] : (await readdir(top, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => e.name);
+async function projectsOf(dataDir: string, project: string | undefined): Promise<string[]> {
+  if (project) return [project];
+  const entries = await readdir(join(dataDir, "worktrees"), { withFileTypes: true }).catch(() => []);
+  return entries.filter((e) => e.isDirectory()).map((e) => e.name);
+}
+
+async function listAll(dataDir: string, projects: string[], tasks: Map<string, ProjectTask>): Promise<Row[]> {
   const listed = await Promise.all(projects.map(async (projectId) => {
     const worktrees = await listWorktrees(worktreesRoot(dataDir, projectId));
     return worktrees.map((w) => ({ ...w, projectId, task: tasks.get(w.path) ?? tasks.get(`${w.repo}\0${w.branch}`) }));
@@ -70,7 +79,7 @@ function tasksByPath(dbPath: string): Map<string, ProjectTask> {
   return byKey;
 }
 
-async function prune(rows: Row[], io: CliIo): Promise<number> {
+async function prune(rows: Row[], spares: number, io: CliIo): Promise<number> {
   const removed: string[] = [];
   const kept: string[] = [];
   for (const row of rows) {
@@ -84,6 +93,7 @@ async function prune(rows: Row[], io: CliIo): Promise<number> {
     else kept.push(`${row.branch}: its directory held uncommitted work, now committed on the branch; the directory is removed, the branch kept`);
   }
   io.stdout(removed.length ? `Removed ${removed.length}:\n${removed.map((r) => `  ${r}`).join("\n")}\n` : "Removed none.\n");
+  if (spares) io.stdout(`Removed ${spares} spare checkout${spares === 1 ? "" : "s"} (made ahead so that launches are quick; the next isolated launch makes one again).\n`);
   if (kept.length) io.stdout(`Kept ${kept.length}:\n${kept.map((k) => `  ${k}`).join("\n")}\n`);
   return 0;
 }

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { appendFile, mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { git, gitOk, gitOut, GitFailure } from "./git.ts";
+import { NO_HOOKS, refillSpare, takeSpare } from "./spare-worktree.ts";
 import { slugOf } from "./worktree-paths.ts";
 import { baseConfigKey, WorktreeRefusal, type Worktree } from "./worktree.ts";
 
@@ -11,9 +12,14 @@ export const REPOS_FILE = ".repos";
 /**
  * A new worktree of `repo` under `root`, on a new branch `bg/new-<8 hex>` (named properly by
  * nameBranch once the task has an id). Base: the checkout's HEAD commit, or the default branch's
- * latest commit. Uncommitted changes of the checkout are not carried over.
+ * latest commit. Uncommitted changes of the checkout are not carried over. The checkout runs no
+ * hooks (a post-checkout hook would run at every launch).
  */
-export async function createWorktree(input: { repo: string; root: string; description: string; from: "head" | "default-branch" }): Promise<Worktree> {
+export async function createWorktree(input: {
+  repo: string; root: string; description: string; from: "head" | "default-branch";
+  /** Take a spare checkout when one is ready, and start making the next (spare-worktree.ts). */
+  spare?: boolean;
+}): Promise<Worktree> {
   const repo = await mainCheckout(input.repo);
   const base = input.from === "head" ? await headCommit(repo) : await defaultBranchCommit(repo);
   const hex = randomBytes(4).toString("hex");
@@ -21,8 +27,10 @@ export async function createWorktree(input: { repo: string; root: string; descri
   const branch = `bg/new-${hex}`;
   await mkdir(input.root, { recursive: true });
   await rememberRepo(input.root, repo);
-  await git(repo, ["worktree", "add", "--quiet", "-b", branch, path, base]);
+  const tookSpare = input.spare ? await takeSpare(repo, input.root, path, branch, base) : false;
+  if (!tookSpare) await git(repo, [...NO_HOOKS, "worktree", "add", "--quiet", "-b", branch, path, base]);
   await git(repo, ["config", baseConfigKey(branch), base]);
+  if (input.spare) refillSpare(repo, input.root);
   return { path, branch, base, repo };
 }
 

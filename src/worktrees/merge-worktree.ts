@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { git, gitCommitting, gitOut, GitFailure } from "./git.ts";
 import { supportsMergeTree } from "./git-version.ts";
+import { NO_HOOKS } from "./spare-worktree.ts";
 import type { Worktree } from "./worktree.ts";
 
 export type MergeResult = { merged: true; summary: string } | { merged: false; conflicts: string[]; reason: string };
@@ -95,9 +96,9 @@ async function conflictsByTrialMerge(repo: string, branchRef: string): Promise<s
   const dir = await mkdtemp(join(tmpdir(), "errands-trial-merge-"));
   const trial = join(dir, "wt");
   try {
-    await git(repo, ["worktree", "add", "--quiet", "--detach", trial, "HEAD"]);
+    await git(repo, [...NO_HOOKS, "worktree", "add", "--quiet", "--detach", trial, "HEAD"]);
     const merge = await git(trial, [
-      "-c", "user.name=opencode-errands", "-c", "user.email=opencode-errands@localhost",
+      ...NO_HOOKS, "-c", "user.name=opencode-errands", "-c", "user.email=opencode-errands@localhost",
       "merge", "--no-commit", "--no-ff", "--quiet", branchRef,
     ], { okCodes: [1] });
     if (merge.code === 0) return [];

@@ -5,4 +5,5 @@ export { createWorktree, nameBranch, mainCheckout } from "./create-worktree.ts";
 export { settleWorktree, worktreeDiff, hasUnmergedCommits, unmergedCommitCount } from "./settle-worktree.ts";
 export { mergeWorktree, type MergeResult } from "./merge-worktree.ts";
 export { removeWorktree } from "./remove-worktree.ts";
+export { sparesMade, removeSpares } from "./spare-worktree.ts";
 export { listWorktrees, type ListedWorktree } from "./list-worktrees.ts";

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { main } from "../../src/cli/main.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
-import { createWorktree, nameBranch, settleWorktree, worktreesRoot, type Worktree } from "../../src/worktrees/worktrees.ts";
+import { createWorktree, nameBranch, settleWorktree, sparesMade, worktreesRoot, type Worktree } from "../../src/worktrees/worktrees.ts";
 import { runningTask } from "../store/task-fixtures.ts";
 import { commitFiles, gitSync, initRepo, isolateGit, tempDirs } from "../helpers/git-repo.ts";
 
@@ -92,6 +92,16 @@ describe("opencode-errands worktrees", () => {
     const result = await run(["worktrees", "--db", join(dir, "errands.db")]);
     assert.deepEqual(result, { code: 0, stdout: `No worktrees. (Isolated tasks, isolation "worktree", make them under ${join(dir, "worktrees")}.)\n`, stderr: "" });
     assert.equal((await run(["worktrees", "--db", join(dir, "errands.db"), "--since", "1d"])).code, 2);
+  });
+
+  it("--prune removes spare checkouts too, and the listing never shows them", async () => {
+    const s = await scene();
+    await createWorktree({ repo: s.repo, root: worktreesRoot(s.data, "proj1"), description: "with spare", from: "head", spare: true });
+    await sparesMade();
+    assert.equal((await run(["worktrees", "--db", s.db])).stdout.includes(".spare-"), false);
+    const result = await run(["worktrees", "--db", s.db, "--prune"]);
+    assert.match(result.stdout, /Removed 1 spare checkout \(made ahead/);
+    assert.equal(gitSync(s.repo, ["worktree", "list"]).includes(".spare-"), false);
   });
 
   it("a settled task whose branch was merged is pruned with its branch", async () => {

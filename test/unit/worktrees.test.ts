@@ -1,10 +1,10 @@
 import { describe, it, after } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   createWorktree, nameBranch, settleWorktree, worktreeDiff, hasUnmergedCommits, removeWorktree, listWorktrees,
-  worktreesRoot, isInsideWorktreesRoot, slugOf, WorktreeRefusal, type Worktree,
+  worktreesRoot, isInsideWorktreesRoot, slugOf, WorktreeRefusal, sparesMade, type Worktree,
 } from "../../src/worktrees/worktrees.ts";
 import { commitFiles, gitSync, initRepo, isolateGit, tempDirs } from "../helpers/git-repo.ts";
 
@@ -92,6 +92,41 @@ describe("createWorktree", () => {
     const wt = await createWorktree({ repo, root, description: "nightly", from: "default-branch" });
     assert.equal(wt.base, mainTip);
     assert.equal(existsSync(join(wt.path, "f.txt")), false);
+  });
+});
+
+describe("spare checkouts", () => {
+  const spares = (root: string) => readdirSync(root).filter((n) => n.startsWith(".spare-"));
+
+  it("a launch takes the spare made after the previous one, switched to the new base, and a new spare follows", async () => {
+    const { repo, root } = fresh({ "a.txt": "one\n" });
+    const first = await createWorktree({ repo, root, description: "first", from: "head", spare: true });
+    await sparesMade();
+    const [spare] = spares(root);
+    assert.match(spare ?? "", /^\.spare-[0-9a-f]{8}$/);
+    const newBase = commitFiles(repo, { "a.txt": "two\n", "b.txt": "b\n" }, "moved on");
+    writeFileSync(join(repo, "dirty.txt"), "not carried over\n");
+
+    const second = await createWorktree({ repo, root, description: "second", from: "head", spare: true });
+    assert.equal(spares(root).includes(spare!), false, "the spare was taken");
+    assert.equal(second.base, newBase);
+    assert.equal(gitSync(second.path, ["symbolic-ref", "--short", "HEAD"]), second.branch);
+    assert.equal(gitSync(second.path, ["rev-parse", "HEAD"]), newBase);
+    assert.equal(readFileSync(join(second.path, "a.txt"), "utf8"), "two\n");
+    assert.equal(existsSync(join(second.path, "dirty.txt")), false);
+    assert.equal(gitSync(second.path, ["status", "--porcelain"]), "");
+    assert.equal(readFileSync(join(first.path, "a.txt"), "utf8"), "one\n", "the first worktree is its own");
+    await sparesMade();
+    assert.equal(spares(root).length, 1);
+    const listed = await listWorktrees(root);
+    assert.deepEqual(listed.map((w) => w.branch).sort(), [first.branch, second.branch].sort(), "spares are not listed");
+  });
+
+  it("without spare: true, makes none", async () => {
+    const { repo, root } = fresh();
+    await createWorktree({ repo, root, description: "x", from: "head" });
+    await sparesMade();
+    assert.deepEqual(spares(root), []);
   });
 });
 
