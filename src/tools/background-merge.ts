@@ -46,7 +46,7 @@ async function merge(task: Owned): Promise<{ removed: boolean; answer: string }>
     const files = result.conflicts.length ? ["Conflicting files:", ...result.conflicts.map((f) => `- ${f}`)] : [];
     return {
       removed: false,
-      answer: [`Not merged: ${result.reason}`, ...files, `Nothing was changed: the branch ${task.worktree.branch} and its worktree stay (action "diff" shows it, "discard" drops it).`].join("\n"),
+      answer: [`Not merged: ${said(result.reason)}`, ...files, `The branch ${task.worktree.branch} and its worktree stay (action "diff" shows it, "discard" drops it).`].join("\n"),
     };
   }
   try {
@@ -57,6 +57,9 @@ async function merge(task: Owned): Promise<{ removed: boolean; answer: string }>
     return { removed: false, answer: `${result.summary} Its worktree could not be removed (${errorMessage(error)}); \`opencode-errands worktrees --prune\` removes it.` };
   }
 }
+
+/** A refusal always says that nothing changed. */
+const said = (reason: string) => (/Nothing was changed/.test(reason) ? reason : `${reason} Nothing was changed.`);
 
 async function discard(task: Owned): Promise<{ removed: boolean; answer: string }> {
   const { branch } = task.worktree;

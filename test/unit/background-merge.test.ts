@@ -82,7 +82,8 @@ describe("background_merge", () => {
     const refused = await p.call("background_merge", { task_id: two.id, action: "merge" });
     assert.match(refused, /^Not merged: Merging bg\/\S+ into main would conflict\. Nothing was changed\./);
     assert.match(refused, /Conflicting files:\n- shared\.txt\n/);
-    assert.match(refused, /"discard" drops it/);
+    assert.match(refused, /\nThe branch bg\/\S+ and its worktree stay \(action "diff" shows it, "discard" drops it\)\.$/);
+    assert.equal(refused.match(/Nothing was changed/g)?.length, 1, "said once");
     assert.deepEqual(p.state(), before, "HEAD, status and the file are as they were");
     assert.ok(existsSync(two.wt.path) && p.branchExists(two.wt.branch), "the second's worktree and branch stay");
     assert.equal(p.recorded(two.id).removed, undefined);
@@ -168,7 +169,7 @@ describe("background_merge", () => {
     const other = await p.isolated("edit shared", { "shared.txt": "mine\n" });
     writeFileSync(join(p.repo, "shared.txt"), "the user's own edit\n");
     const dirty = await p.call("background_merge", { task_id: other.id, action: "merge" });
-    assert.match(dirty, /uncommitted changes to files bg\/\S+ changes\. Commit or stash them/);
+    assert.match(dirty, /uncommitted changes to files bg\/\S+ changes\. Commit or stash them, then merge again\. Nothing was changed\.\n/);
     assert.match(dirty, /- shared\.txt/);
     assert.equal(readFileSync(join(p.repo, "shared.txt"), "utf8"), "the user's own edit\n");
     assert.ok(existsSync(other.wt.path) && p.branchExists(other.wt.branch));
