@@ -268,7 +268,8 @@ export class TaskLifecycle {
     if (!task?.worktree) return;
     const { worktree } = await this.worktreeChanges(task);
     const current = this.ctx.store.get(taskId);
-    if (current && worktree) this.ctx.store.save({ ...current, worktree });
+    // Only its changes block: a background_merge in the meantime may have recorded the worktree removed.
+    if (current?.worktree && worktree) this.ctx.store.save({ ...current, worktree: { ...current.worktree, changes: worktree.changes } });
   }
 
   /** Sends a running child back to work in the same run (no one typed "continue"). */
