@@ -147,6 +147,7 @@ dl.definition dd code.exact { display: block; margin: .15em 0; }
 .proposal.changed { border-left-color: #d33; } .changed-note { color: #d33; font-weight: 600; }
 form.filters { display: flex; gap: 1em; align-items: end; flex-wrap: wrap; }
 svg.chart { max-width: 100%; height: auto; } svg.chart text { font: 10px system-ui; fill: var(--muted); }
+${Array.from({ length: 7 }, (_, i) => `ul.task-tree li[data-depth="${i + 2}"] { margin-left: ${(i + 1) * 1.5}em; }`).join(" ")}
 td.spend, span.spend { white-space: nowrap; font-variant-numeric: tabular-nums; }
 ul.legend { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: .3em 1.2em; } h3 { font-size: .95em; margin-bottom: .2em; }
 .note { color: var(--muted); font-size: 12px; }

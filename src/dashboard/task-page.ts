@@ -73,10 +73,10 @@ function where(t: ProjectTask, worker: ProjectWorker | undefined): SafeHtml | st
   return html`${whereText(t)} <span class="id">${worker.host}</span> — ${healthLine(worker)}${held ? html`<br><strong class="s-error worker-held">Held: it goes on if the worker answers again within the grace period (workerGraceSeconds), else it settles as error.</strong>` : ""}`;
 }
 
-/** Background tasks of its own: each under the task that launched it. */
+/** Background tasks of its own: each under the task that launched it (indented by data-depth: the CSP allows no style attribute). */
 function tree(projectId: string, below: { task: ProjectTask; depth: number }[], spend = new Map<string, Spend>()): SafeHtml | string {
   if (below.length === 0) return "";
-  const rows = below.map(({ task, depth }) => html`<li style="margin-left:${String((depth - 1) * 1.5)}em">└ <a href="${taskHref(projectId, task.id)}" class="id">${task.id}</a> ${status(task.status)} ${task.description} <span class="spend">${spendText(spend.get(task.id))}</span></li>`);
+  const rows = below.map(({ task, depth }) => html`<li data-depth="${String(Math.min(depth, 8))}">└ <a href="${taskHref(projectId, task.id)}" class="id">${task.id}</a> ${status(task.status)} ${task.description} <span class="spend">${spendText(spend.get(task.id))}</span></li>`);
   return html`<h2>Its own background tasks</h2><ul class="task-tree" id="task-tree">${rows}</ul>`;
 }
 

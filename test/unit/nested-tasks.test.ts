@@ -132,8 +132,8 @@ describe("nested tasks: the dashboard's task page", () => {
         const page = (id: string) => routePage(reader, new URL(`/task?project=proj&id=${id}`, "http://127.0.0.1"), Date.now()).body;
         const child = page("ses_child");
         const tree = child.slice(child.indexOf('id="task-tree"'));
-        assert.match(tree, /margin-left:0em">└ <a href="[^"]*id=ses_grand"[^>]*>ses_grand<\/a>/);
-        assert.match(tree, /margin-left:1.5em">└ <a href="[^"]*id=ses_great"[^>]*>ses_great<\/a>/);
+        assert.match(tree, /data-depth="1">└ <a href="[^"]*id=ses_grand"[^>]*>ses_grand<\/a>/);
+        assert.match(tree, /data-depth="2">└ <a href="[^"]*id=ses_great"[^>]*>ses_great<\/a>/);
         assert.match(page("ses_grand"), /launched by <a href="[^"]*id=ses_child">task “child A”<\/a>/);
         assert.doesNotMatch(page("ses_great"), /id="task-tree"/, "a task without tasks of its own shows no tree");
       } finally {
