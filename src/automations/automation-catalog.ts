@@ -12,7 +12,7 @@ import { prepareTriggers } from "../triggers/prepare-triggers.ts";
 /** What the model sets on an automation (task_create, task_update); the rest is the plugin's. */
 export type AutomationFields = Pick<
   Automation,
-  "title" | "prompt" | "agent" | "model" | "notify" | "sessionMode" | "maxRuns" | "overlap" | "catchUp" | "enabled" | "expect" | "channels" | "report" | "steps" | "worker"
+  "title" | "prompt" | "agent" | "model" | "notify" | "sessionMode" | "maxRuns" | "overlap" | "catchUp" | "enabled" | "expect" | "channels" | "report" | "steps" | "worker" | "budget"
 >;
 
 /** Who creates it: the session runs report to, with its agent and model. */
@@ -214,5 +214,6 @@ function withoutEmpty(a: Automation): Automation {
   if (!a.channels?.length) delete a.channels;
   if (!a.steps?.length) delete a.steps;
   if (!a.worker || a.worker === "local") delete a.worker;
+  if (!a.budget) delete a.budget;
   return a;
 }

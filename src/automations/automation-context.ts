@@ -5,6 +5,15 @@ import type { TaskManager } from "../core/task-manager.ts";
 import type { Host } from "../host/host.ts";
 import type { AutomationRepository } from "../store/automation-repository.ts";
 import { RunRows } from "./run-rows.ts";
+import type { DailyBudgetState } from "../cost/daily-budget.ts";
+
+/** The spend the automation layer reads beyond its own tables. */
+export type SpendPort = {
+  /** Writes this process's spend rows still kept (write-behind), so a read of the database holds them. */
+  flush(): void;
+  /** The machine's daily budget (option dailyBudgetUsd) today: reached, firings are skipped. */
+  machineToday(now: number): DailyBudgetState;
+};
 
 export type AutomationConfig = {
   /** Consecutive failed runs after which an automation pauses (option automationFailurePause). */
@@ -33,6 +42,7 @@ export class AutomationContext {
     readonly clock: Clock,
     readonly config: AutomationConfig,
     readonly channels?: ChannelSink,
+    readonly spend?: SpendPort,
   ) {
     this.runs = new RunRows(store);
   }

@@ -2,6 +2,8 @@ import type { ModelRef } from "../core/task.ts";
 import type { Expectation } from "../evidence/expectation-check.ts";
 import type { Step, StepResult } from "./step-spec.ts";
 import type { RunStatus } from "./run-status.ts";
+import type { AutomationBudget } from "./automation-budget.ts";
+import type { Spend } from "../cost/spend.ts";
 
 /** When the report-to session hears about a run. */
 export type NotifyPolicy = "always" | "on_change" | "on_failure" | "never";
@@ -57,6 +59,8 @@ export type Automation = {
   worker?: string;
   /** Set while it is a proposal (task_propose): disabled until the user approves it. */
   proposal?: Proposal;
+  /** Spending limits per run and per day (automation-budget.ts). */
+  budget?: AutomationBudget;
 };
 
 /** Why the agent proposed an automation, and who: a conversation's model or a discovery run. */
@@ -120,6 +124,8 @@ export type Run = {
   steps?: StepResult[];
   /** The process running the steps (`host:pid:nonce`); set while the run is in its steps phase and after. */
   stepsBy?: string;
+  /** session: continue — what its task tree had spent when this run resumed it (the run's own spend is the rest). */
+  spentBefore?: Spend;
 };
 
 /**

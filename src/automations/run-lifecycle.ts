@@ -7,6 +7,7 @@ import { AutomationScheduler } from "./automation-scheduler.ts";
 import { firstLine } from "./automation-text.ts";
 import { RunRecorder, type RunNotice } from "./run-recorder.ts";
 import { RunStarter } from "./run-starter.ts";
+import { AutomationSpending } from "./automation-spending.ts";
 import type { EventSources } from "../triggers/event-sources.ts";
 import type { FireResult } from "../triggers/source-loaders.ts";
 import type { TriggerEvent } from "../triggers/trigger-source.ts";
@@ -33,6 +34,8 @@ export class RunLifecycle {
   readonly recorder: RunRecorder;
   readonly starter: RunStarter;
   readonly scheduler: AutomationScheduler;
+  /** What runs spent, and the daily budgets that skip firings. */
+  readonly spending: AutomationSpending;
   /** Event triggers' sources (watchers, pollers, the webhook listener). */
   readonly sources: EventSources | undefined;
   private lastPurge = 0;
@@ -44,7 +47,8 @@ export class RunLifecycle {
       stepsRunning: (run) => this.starter.steps.running(run),
       extraNotice: parts.extraNotice,
     });
-    this.starter = new RunStarter(ctx, this.recorder);
+    this.spending = new AutomationSpending(ctx);
+    this.starter = new RunStarter(ctx, this.recorder, this.spending);
     this.scheduler = new AutomationScheduler(ctx, this.starter, () => this.afterWake());
     this.sources = parts.eventSources?.(this);
     ctx.manager.onSettle((task) => this.recorder.onTaskSettled(task));

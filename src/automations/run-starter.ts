@@ -7,6 +7,10 @@ import type { RunRecorder } from "./run-recorder.ts";
 import { runContextLine } from "./automation-text.ts";
 import { StepPhase } from "./step-phase.ts";
 import { workspaceBlock } from "./workspace-block.ts";
+import type { AutomationSpending } from "./automation-spending.ts";
+import { runBudget } from "./automation-budget.ts";
+import type { Budget } from "../core/budget.ts";
+import { countedTokens, type Spend } from "../cost/spend.ts";
 
 /** What an event trigger's source reported, ready to store: capped and masked. */
 export type FiringEvent = { summary: string; data?: string; key?: string };
@@ -21,13 +25,14 @@ export class RunStarter {
   /** Runs the steps of automations that have them, before (or instead of) their task. */
   readonly steps: StepPhase;
 
-  constructor(private ctx: AutomationContext, private recorder: RunRecorder) {
+  constructor(private ctx: AutomationContext, private recorder: RunRecorder, private spending: AutomationSpending) {
     this.steps = new StepPhase(ctx, recorder, (a, run, text) => this.launchAfterSteps(a, run, text));
   }
 
   /**
    * Inside a transaction. Inserts the firing's row: a run that starts (numbered, counted against
-   * max_runs), a waiting run (overlap: queue; newest wins) or a skip (overlap: skip). Undefined
+   * max_runs), a waiting run (overlap: queue; newest wins) or a skip (overlap: skip, or a daily
+   * budget reached: the owner is told once that day). Undefined
    * when the (trigger, planned time) row exists already: another process fired this occurrence;
    * or when the event's key has a row of this trigger already: the event was fired before.
    */
@@ -46,6 +51,12 @@ export class RunStarter {
       const run = runs.insert({ ...base, status: "waiting" });
       if (run) for (const w of older) runs.move(w.id, "skipped", { skipReason: "overlap", summary: "replaced by a newer firing (overlap: queue keeps one)" });
       return run;
+    }
+    const overBudget = this.spending.skipReason(a);
+    if (overBudget) {
+      const skipped = runs.insert({ ...base, status: "skipped", skipReason: overBudget });
+      if (skipped) this.spending.tellOnce(a, overBudget);
+      return skipped;
     }
     const run = runs.insert({ ...base, runNo: a.runCount + 1, startedAt: now });
     if (run) store.saveAutomation(counted(a, now));
@@ -81,6 +92,12 @@ export class RunStarter {
       if (!a || !waiting || store.runsWithStatus(automationId, ACTIVE_RUN).length > 0) return undefined;
       if (!a.enabled || a.doneAt !== undefined) {
         this.ctx.runs.skipWaiting(a.id, a.doneAt !== undefined ? "done" : "paused");
+        return undefined;
+      }
+      const overBudget = this.spending.skipReason(a);
+      if (overBudget) {
+        this.ctx.runs.skipWaiting(a.id, overBudget);
+        this.spending.tellOnce(a, overBudget);
         return undefined;
       }
       const now = clock.now();
@@ -150,8 +167,11 @@ export class RunStarter {
       const earlier = manager.get(a.continueTaskId);
       if (earlier?.status === "completed" && (await this.ctx.host.sessionExists(earlier.id))) {
         this.ctx.runs.link(run.id, earlier.id);
+        // The run's own spend (its daily total, its per-run budget) is what the task spends from here.
+        const spentBefore = this.spending.treeSpend(earlier.id);
+        this.ctx.runs.note(run.id, { spentBefore });
         const prompt = runPrompt(runContextLine(a, run, trigger), workspace, a.prompt, stepsText);
-        return { task: await manager.resume(earlier.id, prompt, a.reportAgent, a.reportModel) };
+        return { task: await manager.resume(earlier.id, prompt, a.reportAgent, a.reportModel, budgetAfter(runBudget(a.budget), spentBefore)) };
       }
       note = earlier ? `the session of earlier runs could not be continued (${earlier.status === "completed" ? "it was deleted" : `it ended ${earlier.status}`}); this run starts a new one` : "the session of earlier runs is gone; this run starts a new one";
     }
@@ -160,7 +180,7 @@ export class RunStarter {
       parentSessionID: a.reportTo, parentMessageID: runName(a.id, run.runNo!), parentAgent: a.reportAgent,
       parentModel: a.reportModel, description: `${a.title} (automation run #${run.runNo})`, prompt, agent: a.agent,
       model: a.model, notify: false, extras: { expect: a.expect }, ...(a.worker ? { worker: a.worker } : {}),
-      onSaved: (saved) => this.ctx.runs.link(run.id, saved.id),
+      onSaved: (saved) => this.ctx.runs.link(run.id, saved.id), ...budgetOf(runBudget(a.budget)),
     });
     return { task, note };
   }
@@ -182,6 +202,19 @@ export class RunStarter {
 /** What a run's child is told: why it runs, the workspace (unless off), the prompt, the steps' outcome. */
 function runPrompt(contextLine: string, workspace: string | undefined, prompt: string, stepsText: string | undefined): string {
   return [contextLine, workspace, prompt, stepsText].filter((part) => part !== undefined && part !== "").join("\n\n");
+}
+
+function budgetOf(budget: Budget | undefined): { budget?: Budget } {
+  return budget ? { budget } : {};
+}
+
+/** A per-run budget for a resumed task: counted from what its tree had spent before the run. */
+function budgetAfter(perRun: Budget | undefined, before: Spend): Budget | undefined {
+  if (!perRun) return undefined;
+  return {
+    ...(perRun.usd !== undefined ? { usd: before.costUsd + perRun.usd } : {}),
+    ...(perRun.tokens !== undefined ? { tokens: countedTokens(before) + perRun.tokens } : {}),
+  };
 }
 
 /** The automation with one more run counted; done when that reaches max_runs. */

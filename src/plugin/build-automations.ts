@@ -4,6 +4,7 @@ import type { Host } from "../host/host.ts";
 import type { Store } from "../store/store.ts";
 import type { Options } from "../options/options.ts";
 import { AutomationContext } from "../automations/automation-context.ts";
+import { dailyBudgetState } from "../cost/daily-budget.ts";
 import { AutomationCatalog } from "../automations/automation-catalog.ts";
 import { RunLifecycle } from "../automations/run-lifecycle.ts";
 import { ACTIVE_RUN } from "../automations/automation.ts";
@@ -47,7 +48,10 @@ export async function buildAutomations(deps: AutomationDeps, options: Options): 
     directory,
     workspaceContext: options.workspaceContext,
     workerNames: options.workers.map((w) => w.name),
-  }, channels);
+  }, channels, {
+    flush: () => deps.store.spend.flush(),
+    machineToday: (now) => dailyBudgetState(deps.store.spend, options, now),
+  });
   const discovery = options.discovery;
   const runs = new RunLifecycle(ctx, {
     eventSources: (intake) => new EventSources({

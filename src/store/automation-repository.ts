@@ -2,6 +2,7 @@ import type { SqliteDatabase, SqliteStatement, SqlValue } from "./sqlite-driver.
 import type { Automation, Run, RunStatus, Trigger } from "../automations/automation.ts";
 import { AUTOMATION_COLUMNS, automationToParams, rowToAutomation, rowToRun, rowToTrigger, specToJson } from "./automation-rows.ts";
 import { StatementCache } from "./statement-cache.ts";
+import type { Spend } from "../cost/spend.ts";
 
 const UPSERT_AUTOMATION = `INSERT INTO automations (${AUTOMATION_COLUMNS.join(", ")})
   VALUES (${AUTOMATION_COLUMNS.map(() => "?").join(", ")})
@@ -17,14 +18,27 @@ const RUN_FIELDS: [keyof NewRun, string][] = [
   ["missedUntil", "missed_until"], ["taskId", "task_id"], ["createdAt", "created_at"], ["startedAt", "started_at"],
   ["endedAt", "ended_at"], ["resultHash", "result_hash"], ["summary", "summary"], ["notified", "notified"],
   ["notifyNote", "notify_note"], ["eventSummary", "event_summary"], ["eventData", "event_data"], ["eventFolded", "event_folded"], ["eventKey", "event_key"],
-  ["steps", "steps"], ["stepsBy", "steps_by"],
+  ["steps", "steps"], ["stepsBy", "steps_by"], ["spentBefore", "spent_before"],
 ];
 
 const sqlValue = (value: unknown): SqlValue => {
   if (value === undefined) return null;
   if (typeof value === "boolean") return value ? 1 : 0;
-  return Array.isArray(value) ? JSON.stringify(value) : (value as SqlValue);
+  return typeof value === "object" && value !== null ? JSON.stringify(value) : (value as SqlValue);
 };
+
+const SUMS = `SUM(s.input) AS input, SUM(s.output) AS output, SUM(s.reasoning) AS reasoning, SUM(s.cache_read) AS cache_read,
+  SUM(s.cache_write) AS cache_write, SUM(s.cost_usd) AS cost_usd, COUNT(*) AS requests`;
+// Each root with every task below it (cleared ones too: they spent all the same); UNION stops a cycle.
+const TREE_SPEND = `WITH RECURSIVE tree(root, id) AS (
+    SELECT value, value FROM json_each(?)
+    UNION SELECT tree.root, t.id FROM tree JOIN tasks t ON t.project_id = ? AND t.parent_session_id = tree.id)
+  SELECT tree.root, ${SUMS} FROM tree JOIN task_spend s ON s.project_id = ? AND s.task_id = tree.id GROUP BY tree.root`;
+// The first run since a time of each task the automation's runs used (a continued session serves several).
+const FIRST_RUN_TASKS = `SELECT r.task_id, r.spent_before FROM automation_runs r
+  WHERE r.project_id = ? AND r.automation_id = ? AND r.created_at >= ? AND r.task_id IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM automation_runs x WHERE x.project_id = r.project_id AND x.automation_id = r.automation_id
+    AND x.task_id = r.task_id AND x.created_at >= ? AND x.id < r.id)`;
 
 /**
  * Automations, their triggers and their run history, in the plugin's SQLite database (migration 4),
@@ -164,6 +178,35 @@ export class AutomationRepository {
   purgeRunsOlderThan(cutoffMs: number): number {
     return this.sql(`DELETE FROM automation_runs WHERE project_id = ? AND coalesce(ended_at, created_at) < ?
       AND status NOT IN ('waiting', 'starting', 'running')`).run(this.projectId, cutoffMs).changes;
+  }
+
+  /**
+   * The automation's owner is told its daily budget was reached on `day`: true for the one caller
+   * that sets it (whichever process), false when it was told that day already.
+   */
+  claimBudgetNotice(automationId: string, day: string): boolean {
+    return this.sql("UPDATE automations SET budget_told_on = ? WHERE project_id = ? AND id = ? AND budget_told_on IS NOT ?")
+      .run(day, this.projectId, automationId, day).changes > 0;
+  }
+
+  /** Each task the automation's runs since `since` used, with what its tree had spent before the first of them (continued sessions). */
+  runTasksSince(automationId: string, since: number): { taskId: string; spentBefore?: Spend }[] {
+    return this.sql(FIRST_RUN_TASKS).all(this.projectId, automationId, since, since).map((r) => ({
+      taskId: String(r.task_id), ...(typeof r.spent_before === "string" ? { spentBefore: JSON.parse(r.spent_before) as Spend } : {}),
+    }));
+  }
+
+  /** Each task's spend with its descendants' (every process's, from the database); tasks with none are absent. */
+  treeSpends(taskIds: readonly string[]): Map<string, Spend> {
+    const out = new Map<string, Spend>();
+    if (taskIds.length === 0) return out;
+    for (const r of this.sql(TREE_SPEND).all(JSON.stringify(taskIds), this.projectId, this.projectId)) {
+      out.set(String(r.root), {
+        tokens: { input: Number(r.input), output: Number(r.output), reasoning: Number(r.reasoning), cacheRead: Number(r.cache_read), cacheWrite: Number(r.cache_write) },
+        costUsd: Number(r.cost_usd), requests: Number(r.requests),
+      });
+    }
+    return out;
   }
 
   private sql(text: string): SqliteStatement {

@@ -3,13 +3,15 @@ import type { ModelRef } from "../core/task.ts";
 import type { Automation, Proposal, Run, Trigger, TriggerSpec } from "../automations/automation.ts";
 import type { Expectation } from "../evidence/expectation-check.ts";
 import type { Step, StepResult } from "../automations/step-spec.ts";
+import type { AutomationBudget } from "../automations/automation-budget.ts";
+import type { Spend } from "../cost/spend.ts";
 
 /** The automations table's columns, in the order `automationToParams` binds them. */
 export const AUTOMATION_COLUMNS = [
   "project_id", "id", "title", "prompt", "agent", "model", "notify", "session_mode", "max_runs", "overlap",
   "catch_up", "report_to", "report_agent", "report_model", "enabled", "paused_reason", "done_at",
   "report_to_gone_at", "created_by", "created_at", "updated_at", "run_count", "consecutive_failures",
-  "last_result_hash", "continue_task_id", "expect", "channels", "report", "steps", "proposal", "worker",
+  "last_result_hash", "continue_task_id", "expect", "channels", "report", "steps", "proposal", "worker", "budget",
 ] as const;
 
 const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
@@ -22,7 +24,7 @@ export function automationToParams(projectId: string, a: Automation): SqlValue[]
     projectId, a.id, a.title, a.prompt, a.agent, json(a.model), a.notify, a.sessionMode, a.maxRuns ?? null, a.overlap,
     a.catchUp, a.reportTo, a.reportAgent, json(a.reportModel), a.enabled ? 1 : 0, a.pausedReason ?? null, a.doneAt ?? null,
     a.reportToGoneAt ?? null, a.createdBy, a.createdAt, a.updatedAt, a.runCount, a.consecutiveFailures,
-    a.lastResultHash ?? null, a.continueTaskId ?? null, json(a.expect), json(a.channels), a.report ?? null, json(a.steps), json(a.proposal), a.worker ?? null,
+    a.lastResultHash ?? null, a.continueTaskId ?? null, json(a.expect), json(a.channels), a.report ?? null, json(a.steps), json(a.proposal), a.worker ?? null, json(a.budget),
   ];
 }
 
@@ -58,6 +60,7 @@ export function rowToAutomation(row: SqlRow): Automation {
     steps: fromJson<Step[]>(row.steps),
     proposal: fromJson<Proposal>(row.proposal),
     worker: opt<string>(row.worker),
+    budget: fromJson<AutomationBudget>(row.budget),
   });
 }
 
@@ -105,6 +108,7 @@ export function rowToRun(row: SqlRow): Run {
     eventKey: opt<string>(row.event_key),
     steps: fromJson<StepResult[]>(row.steps),
     stepsBy: opt<string>(row.steps_by),
+    spentBefore: fromJson<Spend>(row.spent_before),
   });
 }
 

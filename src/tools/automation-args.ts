@@ -10,6 +10,7 @@ import type { Expectation } from "../evidence/expectation-check.ts";
 import { allowExpectCommand, briefExpectArg, checkExpect } from "./expect-arg.ts";
 import { parseSteps, type Step, type StepInput } from "../automations/step-spec.ts";
 import type { CallContext } from "./tool-kit.ts";
+import { parseAutomationBudget, type AutomationBudget } from "../automations/automation-budget.ts";
 
 type S = typeof tool.schema;
 
@@ -35,6 +36,20 @@ export const triggerArg = (s: S) => shared(s, "trigger", () => {
   return s.object(Object.assign({}, ...TRIGGER_KINDS.map((k) => k.args(s, pieces)))).strict();
 });
 
+/**
+ * What task_create shows of a trigger: every kind's fields but `secret` (the plugin generates
+ * webhook secrets; one given is refused, with why).
+ */
+export const shownTriggerArg = (s: S) => shared(s, "shown trigger", () => {
+  const pieces = { text: s.string().optional(), list: s.array(s.string()).optional() };
+  const { secret: _secret, ...fields } = Object.assign({}, ...TRIGGER_KINDS.map((k) => k.args(s, pieces))) as Record<string, never>;
+  return s.object(fields); // parsed strictly by triggerArg; shown without "additionalProperties"
+});
+
+/** What task_create shows of steps (parsed strictly by fieldArgs). */
+export const shownStepsArg = (s: S) => shared(s, "shown steps", () =>
+  s.array(s.object({ name: s.string(), run: s.string(), timeout: s.string().optional(), continue_on_error: s.boolean().optional() })).optional().describe(STEPS_DESCRIPTION));
+
 /** What task_create says about its triggers: each kind's key, once. */
 export const TRIGGERS_DESCRIPTION = TRIGGERS_BRIEF;
 
@@ -44,7 +59,7 @@ export const TRIGGERS_DESCRIPTION = TRIGGERS_BRIEF;
  */
 export const fieldArgs = (s: S, forCreate: boolean) => shared(s, `fields ${forCreate}`, () => ({
   prompt: s.string().optional(),
-  agent: forCreate ? s.string().optional().describe("default general") : s.string().optional(),
+  agent: s.string().optional(),
   model: s.string().optional(),
   notify: (forCreate ? s.enum(NOTIFY).optional().describe("default on_change") : s.enum(NOTIFY).optional()),
   session: forCreate ? s.enum(SESSION).optional().describe("continue: runs resume one child") : s.enum(SESSION).optional(),
@@ -53,11 +68,16 @@ export const fieldArgs = (s: S, forCreate: boolean) => shared(s, `fields ${forCr
   catch_up: s.enum(["skip", "once"]).optional(),
   enabled: s.boolean().optional(),
   expect: briefExpectArg(s),
-  steps: forCreate ? stepsArg(s).describe(STEPS_DESCRIPTION) : stepsArg(s),
+  steps: stepsArg(s),
   channels: forCreate ? s.array(s.string()).optional().describe("configured channel names") : s.array(s.string()).optional(),
   report: s.enum(["session", "channels"]).optional(),
   worker: s.string().optional(),
+  // Checked by parseAutomationBudget, whose refusals name the fix; task_create shows its keys (budgetShape).
+  budget: s.any().optional(),
 }));
+
+/** What task_create shows of `budget`: its keys, in words (a schema of four numbers costs every request twice as much). */
+export const budgetShape = (s: S) => shared(s, "budget", () => s.any().optional().describe("{usd_per_run,usd_per_day,tokens_per_run,tokens_per_day}"));
 
 /**
  * Zod schemas are immutable, so the task_* tools share one instance of each argument shape: every
@@ -76,13 +96,13 @@ function shared<T>(s: S, key: string, build: () => T): T {
 const stepsArg = (s: S) =>
   s.array(s.object({ name: s.string(), run: s.string(), timeout: s.string().optional(), continue_on_error: s.boolean().optional() }).strict()).optional();
 
-const STEPS_DESCRIPTION = "sh commands run first; later ones read $STEP_<NAME>_EXIT, _OUTPUT_FILE; no prompt: no model call";
+const STEPS_DESCRIPTION = "sh, run first; later ones read $STEP_<NAME>_EXIT, _OUTPUT_FILE; no prompt: no model call";
 
 type FieldInput = {
   title?: string; prompt?: string; agent?: string; model?: string; notify?: AutomationFields["notify"];
   session?: AutomationFields["sessionMode"]; max_runs?: number; overlap?: AutomationFields["overlap"];
   catch_up?: AutomationFields["catchUp"]; enabled?: boolean; expect?: Expectation; steps?: StepInput[];
-  channels?: string[]; report?: "session" | "channels"; worker?: string;
+  channels?: string[]; report?: "session" | "channels"; worker?: string; budget?: unknown;
 };
 
 /**
@@ -108,7 +128,15 @@ export function toFields(args: FieldInput, clearablePrompt = false): Partial<Aut
   if (args.report !== undefined) fields.report = args.report;
   if (args.steps !== undefined) fields.steps = parseSteps(args.steps);
   if (args.worker !== undefined) fields.worker = args.worker.trim() || "local";
+  if (args.budget !== undefined) fields.budget = budgetOf(args.budget);
   return fields;
+}
+
+/** `{}`: none (task_update removes it). */
+function budgetOf(value: unknown): AutomationBudget | undefined {
+  const parsed = parseAutomationBudget(value);
+  if (parsed.problem !== undefined) throw new AutomationRefusal(`${parsed.problem} Nothing was stored.`);
+  return parsed.budget;
 }
 
 function positiveInteger(name: string, value: number): number {

@@ -1,13 +1,13 @@
 import { AutomationRefusal, errorMessage } from "../core/errors.ts";
 import { defineTool } from "./tool-kit.ts";
 import type { tool } from "@opencode-ai/plugin";
-import { allowRunCommand, allowStepCommands, allowTriggerCommands, fieldArgs, toFields, triggerArg, TRIGGERS_DESCRIPTION, webhookLines, withoutWorker, type AutomationToolDeps } from "./automation-args.ts";
+import { allowRunCommand, allowStepCommands, allowTriggerCommands, budgetShape, fieldArgs, shownStepsArg, shownTriggerArg, toFields, triggerArg, TRIGGERS_DESCRIPTION, webhookLines, withoutWorker, type AutomationToolDeps } from "./automation-args.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
 import { triggerLine } from "../automations/automation-text.ts";
 import { checkRunnable, type Step } from "../automations/step-spec.ts";
 import { refuseRemoteExpectCommand } from "../approval/widening.ts";
 
-const DESCRIPTION = `Create an automation: a background agent prompt and/or shell steps, run on a schedule or event (triggers) or by task_run; reports to this session. Not a to-do list. The user approves it.`;
+const DESCRIPTION = `Create an automation: background agent prompt and/or shell steps, run on schedule/event triggers or task_run; reports here. Not a to-do list; the user approves it.`;
 
 export const APPROVAL_PERMISSION = "background_automation";
 
@@ -17,7 +17,8 @@ export function taskCreateTool({ automations, onCrash, hasWorkers }: AutomationT
     name: "task_create",
     description: DESCRIPTION,
     args,
-    shown: (s) => withoutWorker(args(s), hasWorkers),
+    // Shown looser than parsed (no "additionalProperties"): every request carries it; the parse refuses unknown keys.
+    shown: (s) => withoutWorker({ ...args(s), steps: shownStepsArg(s), budget: budgetShape(s), triggers: s.array(shownTriggerArg(s)).optional().describe(TRIGGERS_DESCRIPTION) }, hasWorkers),
     onCrash,
     async run(args, call) {
       if (automations.proposals.proposerOf(call.sessionID)?.by === "discovery") throw new AutomationRefusal("A discovery run only proposes: use task_propose; the user decides.");

@@ -2,6 +2,11 @@ import { defineTool } from "./tool-kit.ts";
 import type { AutomationToolDeps } from "./automation-args.ts";
 import type { Expectation } from "../evidence/expectation-check.ts";
 import { runLine, stateText, stepDefinitionLines, triggerLine } from "../automations/automation-text.ts";
+import { budgetText } from "../automations/automation-budget.ts";
+import type { Automation } from "../automations/automation.ts";
+import type { Automations } from "../automations/automation-layer.ts";
+import { formatSpend } from "../cost/format-spend.ts";
+import type { Spend } from "../cost/spend.ts";
 
 export function taskReadTool({ automations, onCrash }: AutomationToolDeps) {
   return defineTool({
@@ -19,6 +24,7 @@ export function taskReadTool({ automations, onCrash }: AutomationToolDeps) {
         `prompt: ${a.prompt || "none (steps only: no model runs)"}`,
         ...(a.steps?.length ? ["steps (sh -c in the project, in order):", ...stepDefinitionLines(a.steps)] : []),
         ...(a.expect ? [`expect: ${expectText(a.expect)}`] : []),
+        ...spendLines(automations, a),
         ...(a.channels?.length ? [`channels: ${a.channels.join(", ")}${a.report === "channels" ? " (only: the session is not told)" : " (and this session)"}`] : []),
         "Triggers:",
         ...(triggers.length ? triggers.map((t) => `- ${t.id}: ${triggerLine(t, automations.runs.waitingDeliveries(t))}`) : ["- none (task_run only)"]),
@@ -27,6 +33,17 @@ export function taskReadTool({ automations, onCrash }: AutomationToolDeps) {
       ].join("\n");
     },
   });
+}
+
+/** The budget, and what its runs spent today, this week (since Monday, in its zone) and in the last run. */
+function spendLines(automations: Automations, a: Automation): string[] {
+  const spending = automations.runs.spending;
+  const zone = spending.zone(a);
+  const budget = a.budget ? [`budget: ${budgetText(a.budget)} (days in ${zone})`] : [];
+  const last = spending.lastRun(a);
+  if (!last) return [...budget, "spent: nothing yet"];
+  const shown = (spend: Spend) => (spend.requests > 0 ? formatSpend(spend) : "nothing");
+  return [...budget, `spent: today ${shown(spending.today(a))}; this week ${shown(spending.week(a))}; last run #${last.run.runNo} ${shown(last.spend)}`];
 }
 
 function expectText(expect: Expectation): string {

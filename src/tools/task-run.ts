@@ -3,6 +3,7 @@ import type { AutomationToolDeps } from "./automation-args.ts";
 import { neverApproved, runName } from "../automations/automation.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
 import { approvalText, approve } from "./task-create.ts";
+import { DAILY_BUDGET_REACHED } from "../automations/automation-budget.ts";
 
 export function taskRunTool({ automations, onCrash }: AutomationToolDeps) {
   return defineTool({
@@ -16,6 +17,7 @@ export function taskRunTool({ automations, onCrash }: AutomationToolDeps) {
       // Created disabled, it was never approved: running it is as much a use as enabling it.
       if (neverApproved(a)) await approve(call.ask, a.title, approvalText(a), automations.catalog.triggers(a.id).map((t) => describeTrigger(t.spec)), "nothing ran");
       const { run, task } = await automations.runs.runNow(a.id);
+      if (run.status === "skipped" && run.skipReason?.startsWith(DAILY_BUDGET_REACHED)) return `Not run: ${run.skipReason}. Firings are skipped until tomorrow or until that budget is raised.`;
       if (run.status === "skipped") return `Not run: the previous run of ${run.automationId} is still running (overlap: skip).`;
       if (run.status === "waiting") return `Queued: it starts when the previous run of ${run.automationId} ends (overlap: queue).`;
       if (!task && run.status === "running") return `Started run #${run.runNo} of ${run.automationId}: its steps run first (cancel: background_cancel ${runName(run.automationId, run.runNo!)}); results report by the automation's notify policy.`;

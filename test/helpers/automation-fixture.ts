@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { coreFixture, PARENT, MODEL } from "./core-fixture.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
 import { AutomationRepository } from "../../src/store/automation-repository.ts";
-import { AutomationContext } from "../../src/automations/automation-context.ts";
+import { AutomationContext, type SpendPort } from "../../src/automations/automation-context.ts";
 import type { ChannelSink } from "../../src/channels/channel-sink.ts";
 import { AutomationCatalog, type AutomationFields } from "../../src/automations/automation-catalog.ts";
 import { RunLifecycle } from "../../src/automations/run-lifecycle.ts";
@@ -32,7 +32,7 @@ export function tempDb() {
  * The task core on a fake host and fake clock, over SQLite, with the automation layer on the same
  * connection. Pass `dbPath` to put a second fixture on the same database file.
  */
-export function automationFixture(dbPath: string, overrides: Partial<Options> = {}, events?: { loaders?: SourceLoaders; directory?: string; channels?: ChannelSink }) {
+export function automationFixture(dbPath: string, overrides: Partial<Options> = {}, events?: { loaders?: SourceLoaders; directory?: string; channels?: ChannelSink; spend?: SpendPort }) {
   const store = SqliteTaskStore.open({ path: dbPath, projectId: "proj" });
   const core = coreFixture({ automationFailurePause: 2, ...overrides }, store);
   const autoStore = new AutomationRepository(store.db, "proj");
@@ -42,7 +42,7 @@ export function automationFixture(dbPath: string, overrides: Partial<Options> = 
     directory: events?.directory ?? tmpdir(),
     // No git process in these tests unless one asks: their prompts are asserted verbatim.
     workspaceContext: overrides.workspaceContext ?? false,
-  }, events?.channels);
+  }, events?.channels, events?.spend);
   const loaders = events?.loaders;
   // Discovery's hooks act on the discovery automation's runs only: always wired here, as the plugin does with the option on.
   const runs = new RunLifecycle(ctx, { extraNotice: discoveryNotice(autoStore), ...loaders ? {

@@ -11,7 +11,7 @@ export type CommandSpec = { kind: "command"; command: string; every: string; eve
 export const commandKind = defineKind<CommandSpec, "event">({
   key: "command", kind: "command", timing: "event", fields: ["every", "diff", "timeout"],
   shape: '{"command":"docker ps","every":"30s","diff":"hash|full|exit_code","timeout":"20s"}',
-  brief: "fires when its output changes",
+  brief: "fires on output change",
   args: (s, { text }) => ({ command: text, diff: s.enum(DIFFS).optional(), timeout: text }),
   parse: (input) => {
     const command = String(input.command).trim();
