@@ -107,6 +107,22 @@ describe("isolated tasks on the real host", () => {
     assert.ok(copied, "the fork holds the parent's conversation");
   });
 
+  it("a task launched by an isolated child works in the same worktree", async () => {
+    const s = await stack();
+    const parent = await s.newSession("parent: nested");
+    const nestedCall = call("background_task", { description: "nested helper", prompt: write("nested.txt", "deep\n"), agent: "general" });
+    const id = await launchTask(s, parent, { description: "launches a helper", prompt: nestedCall, isolation: "worktree" });
+    const wt = worktreeOf(s, id);
+    await settled(s, id);
+    const [nested] = [...(await toolOutputs(s, id, "background_task")).join("\n").matchAll(/task_id: (ses_\w+)/g)].map((m) => m[1]!);
+    assert.ok(nested, "the child launched its own task (a tool call forwarded by the worktree's instance)");
+    const session = (await s.server.client.session.get({ path: { id: nested } })).data as { directory: string };
+    assert.equal(session.directory, wt.path);
+    assert.equal(readFileSync(join(wt.path, "nested.txt"), "utf8"), "deep\n");
+    assert.ok(!existsSync(join(s.server.projectDir, "nested.txt")));
+    assert.equal(row(s, nested)!.worktree, null, "it owns no worktree");
+  });
+
   it("two isolated children write the same file differently: both succeed, each result shows its own branch", async () => {
     const s = await stack();
     const parent = await s.newSession("parent: two");
