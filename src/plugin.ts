@@ -191,6 +191,13 @@ function hooks(plugin: Built, host: Host, onCrash: OnCrash, dispose: () => void)
         onCrash("Could not decide whether a compacted task goes on; OpenCode's default applies", error);
       }
     },
+    "chat.params": async (input) => {
+      try {
+        await manager.beforeModelRequest(input.sessionID);
+      } catch (error) {
+        onCrash("Could not hold a model request of a task stopped at its budget", error);
+      }
+    },
     "experimental.chat.messages.transform": async (_input, output) => {
       try {
         forkTransform.apply(output.messages as unknown as ForkMessage[]);

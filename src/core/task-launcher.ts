@@ -212,6 +212,7 @@ export class TaskLauncher {
       return current;
     });
     if (budget) ctx.spend?.budgetChanged?.(task.id);
+    life.halted.delete(task.id);
     life.progress.track(task.id, task.progress);
     if (task.notify !== false) notifier.setActivity(task.parentSessionID, "busy");
     this.parts.polling();

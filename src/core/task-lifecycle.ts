@@ -24,6 +24,8 @@ export const RECENT_MESSAGES = 6;
 export class TaskLifecycle {
   readonly progress = new ProgressTracker();
   readonly answers = new AnswerTracker();
+  /** Children stopped at a budget: aborted again before any further model request (see TaskManager.beforeModelRequest). */
+  readonly halted = new Set<string>();
   readonly events: SettleEvents;
   private checking = new Set<string>();
 
@@ -141,11 +143,15 @@ export class TaskLifecycle {
     const task = this.ctx.store.get(taskId);
     if (!task) return;
     if (isSettled(task.status)) {
-      this.detach(`Could not abort the background tasks of ${taskId}`, this.abortEach(this.cancelDescendants(taskId)));
+      const below = this.cancelDescendants(taskId);
+      for (const t of below) this.halted.add(t.id);
+      this.detach(`Could not abort the background tasks of ${taskId}`, this.abortEach(below));
       return;
     }
     const result = this.answers.lastAnswer(taskId) ?? answerFromPoll;
+    const below = openDescendants(this.ctx.store, taskId);
     if (!this.settleSafely(taskId, "error", { error, ...(result ? { result } : {}) })) return;
+    for (const t of [task, ...below]) this.halted.add(t.id);
     if (task.status !== "queued") this.detach(`Could not abort child session ${taskId}`, this.ctx.host.abort(taskId));
   }
 

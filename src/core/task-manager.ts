@@ -27,6 +27,9 @@ import { worktreeOf, type WorktreeSupport } from "./task-worktree.ts";
 
 export type { ForkSupport, LaunchInput } from "./task-launcher.ts";
 
+/** The longest a model request waits for its session's abort (a budget stop). */
+const ABORT_WAIT_MS = 2_000;
+
 /** How long the poll leaves a failing store alone before trying it again. */
 export const STORE_RETRY_MS = 10_000;
 
@@ -252,6 +255,20 @@ export class TaskManager<Hooks extends TaskHooks = TaskHooks> {
 
   get(id: string): Task | undefined {
     return this.ctx.store.get(id);
+  }
+
+  /**
+   * Awaited by the host before each model request. A step's spend is known only when it ends,
+   * after its tool calls, and the next request follows within milliseconds: the child of a task
+   * stopped at its budget is aborted here, before that request goes out.
+   */
+  async beforeModelRequest(sessionID: string): Promise<void> {
+    if (!this.life.halted.has(sessionID)) return;
+    const { clock, host, log } = this.ctx;
+    let timer: unknown;
+    const gaveUp = new Promise<void>((resolve) => (timer = clock.setTimeout(resolve, ABORT_WAIT_MS)));
+    await Promise.race([host.abort(sessionID).catch((error) => log.error(`Could not abort child session ${sessionID}`, error)), gaveUp]);
+    clock.clearTimeout(timer);
   }
 
   /** Whether the host should prompt a compacted session to go on (see compaction-continue.ts). */

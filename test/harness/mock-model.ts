@@ -61,7 +61,7 @@ export type MockUsage = { input: number; output: number; reasoning?: number; cac
 
 export type MockReply = { delayMs?: number; usage?: MockUsage } & (
   | { text: string }
-  | { toolCalls: ToolCall[] }
+  | { toolCalls: ToolCall[]; /** Said before the calls, in the same response. */ text?: string }
   | { error: { status: 400 | 429 | 500; message: string } }
 );
 
@@ -223,7 +223,7 @@ let callCounter = 0;
 
 function answer(res: ServerResponse, req: MockRequest, reply: MockReply): void {
   if ("error" in reply) return fail(res, reply.error.status, reply.error.message);
-  const message = "text" in reply ? { content: reply.text } : { toolCalls: reply.toolCalls.map(toWireCall) };
+  const message = "toolCalls" in reply ? { content: reply.text, toolCalls: reply.toolCalls.map(toWireCall) } : { content: reply.text };
   const reported = reply.usage ? wireUsage(reply.usage) : usage(req, message);
   if (req.body.stream) return streamAnswer(res, message, reported);
   sendJson(res, 200, completion(message, reported));

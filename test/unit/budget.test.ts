@@ -64,6 +64,10 @@ describe("a task's budget", () => {
     assert.equal(f.told(id).length, 1, "the parent is told once");
     assert.match(f.told(id)[0].text, /Error: budget_exceeded: spent 3\.0k of 2\.5k tokens[\s\S]*Last answer:\nfound three things so far/);
     assert.deepEqual(f.host.aborted, [id], "aborted once");
+    await f.manager.beforeModelRequest(id);
+    assert.deepEqual(f.host.aborted, [id, id], "a further model request of its child waits for another abort");
+    await f.manager.beforeModelRequest(PARENT);
+    assert.equal(f.host.aborted.length, 2, "any other session's requests go on untouched");
     assert.equal(f.spend.line(id), "4.0k tok", "the late request is recorded all the same");
     assert.deepEqual(f.errors, []);
   });
@@ -151,6 +155,9 @@ describe("a task's budget", () => {
     assert.equal(resumed.status, "resumed");
     assert.deepEqual(resumed.budget, { tokens: 4500 });
     assert.equal(f.host.promptsTo(id).at(-1)?.text, "go on");
+    const aborts = f.host.aborted.length;
+    await f.manager.beforeModelRequest(id);
+    assert.equal(f.host.aborted.length, aborts, "a resumed child's requests are no longer held");
     f.request(id, 1000);
     f.request(id, 1000);
     assert.equal(f.store.tasks.get(id)?.status, "resumed", "4.0k of 4.5k: counted from the tree's whole spend");
