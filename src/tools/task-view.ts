@@ -4,7 +4,8 @@ import { formatDuration } from "../core/format-duration.ts";
 import { isBudgetStop } from "../core/budget.ts";
 
 export function marks(task: TaskSummary): string {
-  return (task.isForked ? " (forked)" : "") + (task.resumeCount > 0 ? " (resumed)" : "") + (task.worker ? ` (on worker ${task.worker})` : "");
+  return (task.isForked ? " (forked)" : "") + (task.resumeCount > 0 ? " (resumed)" : "") + (task.worker ? ` (on worker ${task.worker})` : "") +
+    (task.worktree ? ` (branch ${task.worktree.branch})` : "");
 }
 
 export function elapsed(task: TaskSummary, now: number): string {
@@ -31,7 +32,7 @@ export function listLine(task: TaskSummary, now: number): string {
 export function outputBlock(task: Task, now: number, extra: { evidence?: string; spent?: string } = {}): string {
   const lines = [
     `Task ${task.id}${marks(task)}: ${task.description}`,
-    `Status: ${task.status} (${elapsed(task, now)}, agent ${task.agent}, batch ${task.batchId}, runs ${task.worker ? `on worker ${task.worker}` : task.worktree ? `in worktree ${task.worktree.path} on branch ${task.worktree.branch}` : "here"})`,
+    `Status: ${task.status} (${elapsed(task, now)}, agent ${task.agent}, batch ${task.batchId}, runs ${task.worker ? `on worker ${task.worker}` : task.worktree ? `in worktree ${task.worktree.path}` : "here"})`,
     `Progress: ${progressLine(task, now)}`,
   ];
   if (extra.spent) lines.push(`Spent: ${extra.spent} (with the tasks it launched)`);
