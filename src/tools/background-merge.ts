@@ -4,7 +4,7 @@ import { TaskError, errorMessage } from "../core/errors.ts";
 import type { Task, TaskWorktree } from "../core/task.ts";
 import { mergeWorktree, removeWorktree, unmergedCommitCount, worktreeDiff } from "../worktrees/worktrees.ts";
 import { defineTool, type CallContext } from "./tool-kit.ts";
-import { isolatedTask, refuseWhileWorking } from "./isolated-task.ts";
+import { isolatedTask, refuseOutsideCaller, refuseWhileWorking } from "./isolated-task.ts";
 
 /** How much of a diff the answer shows; the rest is one git command away. */
 export const DIFF_CAP_CHARS = 16_000;
@@ -22,6 +22,7 @@ export function backgroundMergeTool({ manager, clock, onCrash }: Deps) {
     onCrash,
     async run(args, call) {
       const task = isolatedTask(manager, args.task_id);
+      refuseOutsideCaller(manager, task, call.sessionID);
       refuseWhileWorking(manager, task, args.action);
       if (args.action === "diff") return diff(task);
       await approve(call, task, args.action);

@@ -19,6 +19,18 @@ export function isolatedTask(manager: TaskManager, taskId: string): Task & { wor
   return { ...task, worktree };
 }
 
+/**
+ * A background child may act only on tasks below it: an unattended model must not merge or
+ * discard a sibling's work. A person's session (not a task) may act on any task of the project.
+ */
+export function refuseOutsideCaller(manager: TaskManager, task: Task, callerSessionID: string): void {
+  if (!manager.get(callerSessionID)) return;
+  for (let up: Task | undefined = task, n = 0; up && n < 32; up = manager.get(up.parentSessionID), n++) {
+    if (up.parentSessionID === callerSessionID) return;
+  }
+  throw new TaskError(`This session is background task ${callerSessionID}: it may act only on tasks it launched, and task ${task.id} is not one. Nothing was changed.`);
+}
+
 /** Nothing is done while the task, or a task it launched (which works in the same worktree), still runs. */
 export function refuseWhileWorking(manager: TaskManager, task: Task, action: string): void {
   if (!isSettled(task.status)) {

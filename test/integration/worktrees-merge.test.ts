@@ -122,6 +122,26 @@ describe("merging, discarding and clearing isolated tasks on the real host", () 
     assert.equal((await pendingPermissions(s)).length, 0);
   });
 
+  it("a background child cannot merge or discard a sibling's branch: refused with nothing asked or changed", async () => {
+    const s = await stack();
+    const parent = await s.newSession("parent: sibling");
+    const [target] = await launchIsolated(s, parent, [{ description: "sibling work", prompt: write("sibling.txt", "mine\n") }]);
+    const wt = worktreeOf(s, target!);
+    const head = git(s.server.projectDir, "rev-parse", "HEAD");
+    const prompt = [call("background_merge", { task_id: target, action: "discard" }), call("background_merge", { task_id: target, action: "merge" })].join("\n");
+    // Isolated itself: its calls reach the plugin through the worktree's passive instance.
+    await s.say(parent, call("background_task", { description: "unattended child", prompt, agent: "general", isolation: "worktree" }));
+    const [child] = taskIdsIn((await toolOutputs(s, parent, "background_task")).at(-1)!);
+    await waitUntil(() => row(s, child!)?.status === "completed", { timeoutMs: 30_000, what: "the child completed" });
+    const outs = await toolOutputs(s, child!, "background_merge");
+    assert.equal(outs.length, 2);
+    for (const out of outs) assert.match(out, new RegExp(`This session is background task ${child}: it may act only on tasks it launched, and task ${target} is not one\\. Nothing was changed\\.`));
+    assert.equal((await pendingPermissions(s)).length, 0, "nothing asked");
+    assert.ok(existsSync(wt.path) && branchExists(s, wt.branch), "the sibling's worktree and branch stay");
+    assert.equal(git(s.server.projectDir, "rev-parse", "HEAD"), head);
+    assert.equal(worktreeOf(s, target!).removed, undefined);
+  });
+
   it("background_clear removes the worktrees; a branch with unmerged commits stays and the answer says so", async () => {
     const s = await stack();
     const parent = await s.newSession("parent: clear");

@@ -29,8 +29,8 @@ function project() {
   let answer: "once" | "reject" = "once";
 
   /** Calls a tool as the parent's model, with OpenCode's permission prompt answered by `answer`. */
-  const call = async (name: string, args: unknown) => String(await f.tools[name]!.execute(args as never, {
-    sessionID: PARENT, messageID: `msg_${asked.length}_${Math.random()}`, agent: "build", abort: new AbortController().signal,
+  const call = async (name: string, args: unknown, sessionID = PARENT) => String(await f.tools[name]!.execute(args as never, {
+    sessionID, messageID: `msg_${asked.length}_${Math.random()}`, agent: "build", abort: new AbortController().signal,
     extra: { model: { id: MODEL.modelID, providerID: MODEL.providerID } },
     ask: async (input: Asked) => {
       asked.push(input);
@@ -39,8 +39,8 @@ function project() {
   } as never));
 
   /** An isolated task whose child wrote `files` in its worktree; settled unless `running`. */
-  async function isolated(description: string, files: Record<string, string>, opts: { running?: boolean; commit?: boolean } = {}) {
-    const id = await f.launch({ description });
+  async function isolated(description: string, files: Record<string, string>, opts: { running?: boolean; commit?: boolean; parent?: string } = {}) {
+    const id = await f.launch({ description }, { sessionID: opts.parent ?? PARENT });
     let wt = await createWorktree({ repo, root, description, from: "head" });
     wt = await nameBranch(wt, id.slice(4, 16), description);
     for (const [path, content] of Object.entries(files)) writeFileSync(join(wt.path, path), content);
@@ -173,6 +173,24 @@ describe("background_merge", () => {
     assert.match(dirty, /- shared\.txt/);
     assert.equal(readFileSync(join(p.repo, "shared.txt"), "utf8"), "the user's own edit\n");
     assert.ok(existsSync(other.wt.path) && p.branchExists(other.wt.branch));
+  });
+
+  it("a background child may act only on tasks it launched: a sibling's branch is refused with nothing asked or changed", async () => {
+    const p = project();
+    const sibling = await p.isolated("sibling work", { "shared.txt": "sibling\n" });
+    const child = await p.f.launch({ description: "unattended child" });
+    const before = p.state();
+    for (const action of ["merge", "discard", "diff"]) {
+      const out = await p.call("background_merge", { task_id: sibling.id, action }, child);
+      assert.equal(out, `background_merge: This session is background task ${child}: it may act only on tasks it launched, and task ${sibling.id} is not one. Nothing was changed.`);
+    }
+    assert.deepEqual(p.state(), before);
+    assert.ok(existsSync(sibling.wt.path) && p.branchExists(sibling.wt.branch));
+    assert.equal(p.asked.length, 0);
+
+    const own = await p.isolated("its own", { "own.txt": "own\n" }, { parent: child });
+    assert.match(await p.call("background_merge", { task_id: own.id, action: "discard" }, child), /^Discarded task/);
+    assert.equal(p.asked.length, 1, "its own task's discard is asked like any other");
   });
 
   it("background_clear removes worktrees; a branch with unmerged commits stays, the answer says so, and it can still be merged", async () => {
