@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { appendFile, mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { git, gitOk, gitOut, GitFailure } from "./git.ts";
+import { oneAtATime } from "./repo-lock.ts";
 import { NO_HOOKS, refillSpare, takeSpare } from "./spare-worktree.ts";
 import { slugOf } from "./worktree-paths.ts";
 import { baseConfigKey, WorktreeRefusal, type Worktree } from "./worktree.ts";
@@ -27,9 +28,11 @@ export async function createWorktree(input: {
   const branch = `bg/new-${hex}`;
   await mkdir(input.root, { recursive: true });
   await rememberRepo(input.root, repo);
-  const tookSpare = input.spare ? await takeSpare(repo, input.root, path, branch, base) : false;
-  if (!tookSpare) await git(repo, [...NO_HOOKS, "worktree", "add", "--quiet", "-b", branch, path, base]);
-  await git(repo, ["config", baseConfigKey(branch), base]);
+  await oneAtATime(repo, async () => {
+    const tookSpare = input.spare ? await takeSpare(repo, input.root, path, branch, base) : false;
+    if (!tookSpare) await git(repo, [...NO_HOOKS, "worktree", "add", "--quiet", "-b", branch, path, base]);
+    await git(repo, ["config", baseConfigKey(branch), base]);
+  });
   if (input.spare) refillSpare(repo, input.root);
   return { path, branch, base, repo };
 }
@@ -39,10 +42,12 @@ export async function nameBranch(wt: Worktree, shortTaskId: string, description:
   if (!/^[A-Za-z0-9_]+$/.test(shortTaskId)) throw new Error(`Short task id "${shortTaskId}" cannot be part of a branch name: expected letters, digits or "_".`);
   const wanted = `bg/${shortTaskId}-${slugOf(description)}`;
   if (wanted === wt.branch) return wt;
-  let branch = wanted;
-  for (let n = 2; await gitOk(wt.repo, ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}`]); n++) branch = `${wanted}-${n}`;
-  await git(wt.repo, ["branch", "-m", wt.branch, branch]); // moves branch.<name>.* config (the base) along
-  return { ...wt, branch };
+  return oneAtATime(wt.repo, async () => {
+    let branch = wanted;
+    for (let n = 2; await gitOk(wt.repo, ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}`]); n++) branch = `${wanted}-${n}`;
+    await git(wt.repo, ["branch", "-m", wt.branch, branch]); // moves branch.<name>.* config (the base) along
+    return { ...wt, branch };
+  });
 }
 
 /** The top level of the main checkout of the repository `dir` belongs to (a linked worktree's own main one). */

@@ -10,11 +10,28 @@ export class GitFailure extends Error {
 
 export type GitRun = { stdout: string; code: number };
 
+/** Another git command holds a lock this one needs (two launches at once both write .git/config): worth a retry. */
+const LOCKED = /could not lock config file|Unable to create '[^']*\.lock': File exists/i;
+const LOCK_RETRIES = [20, 50, 100, 200, 400];
+
 /**
  * Runs git with `args` in `cwd` through execFile (never a shell) and resolves with its stdout.
- * A non-zero exit rejects with a GitFailure, unless `okCodes` lists it (then it resolves with the code).
+ * A non-zero exit rejects with a GitFailure, unless `okCodes` lists it (then it resolves with the
+ * code). A command refused for a lock another git command holds is tried again, up to 5 times.
  */
-export function git(cwd: string, args: string[], opts: { okCodes?: number[]; env?: NodeJS.ProcessEnv } = {}): Promise<GitRun> {
+export async function git(cwd: string, args: string[], opts: { okCodes?: number[]; env?: NodeJS.ProcessEnv } = {}): Promise<GitRun> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await gitOnce(cwd, args, opts);
+    } catch (error) {
+      const wait = LOCK_RETRIES[attempt];
+      if (wait === undefined || !(error instanceof GitFailure) || !LOCKED.test(error.stderr)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}
+
+function gitOnce(cwd: string, args: string[], opts: { okCodes?: number[]; env?: NodeJS.ProcessEnv }): Promise<GitRun> {
   return new Promise((resolve, reject) => {
     execFile("git", args, { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env: { ...gitEnv(), ...opts.env } }, (error, stdout, stderr) => {
       if (!error) return resolve({ stdout, code: 0 });

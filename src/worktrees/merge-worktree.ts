@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { git, gitCommitting, gitOut, GitFailure } from "./git.ts";
 import { supportsMergeTree } from "./git-version.ts";
+import { oneAtATime } from "./repo-lock.ts";
 import { NO_HOOKS } from "./spare-worktree.ts";
 import type { Worktree } from "./worktree.ts";
 
@@ -16,6 +17,10 @@ export type MergeResult = { merged: true; summary: string } | { merged: false; c
  * or on a detached HEAD.
  */
 export async function mergeWorktree(wt: Worktree, opts: { dryRunIn?: "merge-tree" | "worktree" } = {}): Promise<MergeResult> {
+  return oneAtATime(wt.repo, () => merge(wt, opts));
+}
+
+async function merge(wt: Worktree, opts: { dryRunIn?: "merge-tree" | "worktree" }): Promise<MergeResult> {
   const target = await currentBranch(wt.repo);
   if (!target) return refused(`The main checkout ${wt.repo} is on a detached HEAD. Check out the branch to merge into, then merge again.`);
   const busy = await operationInProgress(wt.repo);

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { git } from "./git.ts";
+import { oneAtATime } from "./repo-lock.ts";
 import { commitUncommitted, hasUnmergedCommits } from "./settle-worktree.ts";
 import type { Worktree } from "./worktree.ts";
 
@@ -11,6 +12,10 @@ import type { Worktree } from "./worktree.ts";
  * so removing never loses work silently. Returns whether the branch was deleted.
  */
 export async function removeWorktree(wt: Worktree, opts: { deleteBranch: boolean | "if-merged" }): Promise<{ branchDeleted: boolean }> {
+  return oneAtATime(wt.repo, () => remove(wt, opts));
+}
+
+async function remove(wt: Worktree, opts: { deleteBranch: boolean | "if-merged" }): Promise<{ branchDeleted: boolean }> {
   const live = existsSync(wt.path);
   if (live && opts.deleteBranch !== true) await commitUncommitted(wt.path, `work in progress, saved when its worktree was removed`);
   if (!existsSync(wt.repo)) {

@@ -130,6 +130,18 @@ describe("spare checkouts", () => {
   });
 });
 
+describe("launches at once", () => {
+  it("five creations and renames in parallel all succeed (a config file locked by one is retried by another)", async () => {
+    const { repo, root } = fresh();
+    const made = await Promise.all([1, 2, 3, 4, 5].map(async (n) =>
+      nameBranch(await createWorktree({ repo, root, description: `p${n}`, from: "head", spare: n === 1 }), `id${n}`, `p${n}`)));
+    await sparesMade();
+    assert.deepEqual(made.map((w) => w.branch).sort(), ["bg/id1-p1", "bg/id2-p2", "bg/id3-p3", "bg/id4-p4", "bg/id5-p5"]);
+    for (const wt of made) assert.equal(gitSync(repo, ["config", `branch.${wt.branch}.errandsBase`]), wt.base);
+    assert.equal((await listWorktrees(root)).length, 5);
+  });
+});
+
 describe("nameBranch", () => {
   it("renames the branch to bg/<short id>-<slug>, moving the recorded base, and avoids taken names", async () => {
     const { repo, root } = fresh();
