@@ -21,6 +21,7 @@ import { runGithubBench } from "./github.ts";
 import { runChannelsBench } from "./channels.ts";
 import { runStepsBench } from "./steps.ts";
 import { runWorkersBench } from "./workers.ts";
+import { runWorktreesBench } from "./worktrees.ts";
 import { runCostBench } from "./cost.ts";
 
 const benches: Record<string, () => Promise<void> | void> = {
@@ -55,6 +56,8 @@ const benches: Record<string, () => Promise<void> | void> = {
   steps: async () => void (await runStepsBench()),
   // 60 CPU-bound children on the local server alone against local + 2 workers (all on this machine).
   workers: async () => void (await runWorkersBench()),
+  // What isolation "worktree" adds to a launch: git alone on this and a 10,000-file repository, then plain against isolated on the real host.
+  worktrees: async () => void (await runWorktreesBench()),
   // Spend accounting per message.updated event and in a 200-task fan-out (Node, then Bun as inside OpenCode).
   cost: async () => {
     await runCostBench();

@@ -1,0 +1,138 @@
+/**
+ * What isolation "worktree" adds to launching a child, on this repository and on a generated
+ * 10,000-file one (goal: under 300 ms added at p50 on the large one).
+ * 1. Git alone, in this process: a launch's createWorktree + nameBranch, with a spare checkout
+ *    ready (what the plugin does once it has made one) and without (a full checkout: the first
+ *    launch, or the second of two at once); settleWorktree after the child changed one file; and
+ *    removeWorktree. Launches come in a row and removals after all of them, as in a fan-out.
+ * 2. On the real host (mock model, large repository; skipped with BENCH_WORKTREES_REAL=0): the
+ *    parent's background_task call, launch to answer, plain against isolation "worktree",
+ *    alternating, each from a fresh parent session: the baseline is measured in the same run.
+ * Run alone with `npx tsx bench/worktrees.ts [rounds]` (under the real-host lock), or call runWorktreesBench().
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { createWorktree, nameBranch, removeWorktree, settleWorktree, sparesMade, type Worktree } from "../src/worktrees/worktrees.ts";
+import { percentile } from "./stats.ts";
+
+const ROUNDS = 10;
+const LARGE_FILES = 10_000;
+
+type Spread = { p50: number; p95: number };
+export type GitFigures = { repo: string; files: number; fresh: Spread; spare: Spread; settle: Spread; remove: Spread };
+export type RealHostFigures = { plain: Spread; isolated: Spread; ratio: number };
+
+const spread = (samples: number[]): Spread => ({ p50: percentile(samples, 50), p95: percentile(samples, 95) });
+const git = (cwd: string, args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
+const ms = (n: number) => `${n.toFixed(0)} ms`;
+const show = (s: Spread) => `p50 ${ms(s.p50)}  p95 ${ms(s.p95)}`;
+
+/** A repository of `files` small files in folders of 100, one commit, packed. */
+function generatedRepo(dir: string, files: number): string {
+  const repo = join(dir, "large");
+  for (let i = 0; i < files; i++) {
+    const folder = join(repo, "src", `m${Math.floor(i / 100)}`);
+    if (i % 100 === 0) mkdirSync(folder, { recursive: true });
+    writeFileSync(join(folder, `f${i}.ts`), `export const v${i} = ${i};\n// ${"x".repeat(200)}\n`);
+  }
+  git(repo, ["init", "--quiet", "-b", "main"]);
+  git(repo, ["add", "--all"]);
+  git(repo, ["-c", "gc.auto=0", "commit", "--quiet", "-m", "generated"]);
+  git(repo, ["repack", "-a", "-d", "--quiet"]);
+  return repo;
+}
+
+async function timed<T>(samples: number[], fn: () => Promise<T>): Promise<T> {
+  const t = performance.now();
+  const value = await fn();
+  samples.push(performance.now() - t);
+  return value;
+}
+
+async function launch(repo: string, root: string, i: number, spare: boolean): Promise<Worktree> {
+  const wt = await createWorktree({ repo, root, description: `bench round ${i}`, from: "head", spare });
+  return nameBranch(wt, `bench${spare ? "s" : "f"}${i}`, `bench round ${i}`);
+}
+
+async function measureGit(repo: string, root: string, rounds: number): Promise<GitFigures> {
+  const fresh: number[] = [], spare: number[] = [], settle: number[] = [], remove: number[] = [];
+  const made: Worktree[] = [];
+  for (let i = 0; i < rounds; i++) made.push(await timed(fresh, () => launch(repo, root, i, false)));
+  for (let i = 0; i < rounds; i++) {
+    await sparesMade(); // between launches the spare is made in the background; not on the launch's clock
+    made.push(await timed(spare, () => launch(repo, root, i, true)));
+  }
+  await sparesMade();
+  for (const [i, wt] of made.entries()) {
+    writeFileSync(join(wt.path, "changed-by-child.txt"), `round ${i}\n`);
+    await timed(settle, () => settleWorktree(wt, `bench round ${i}`));
+  }
+  for (const wt of made) await timed(remove, () => removeWorktree(wt, { deleteBranch: true }));
+  const files = git(repo, ["ls-files"]).split("\n").length;
+  return { repo, files, fresh: spread(fresh), spare: spread(spare), settle: spread(settle), remove: spread(remove) };
+}
+
+function reportGit(f: GitFigures): void {
+  console.log(`${f.repo} (${f.files.toLocaleString("en")} files), git alone:`);
+  console.log(`  launch adds, spare ready (move + switch + name)  ${show(f.spare)}`);
+  console.log(`  launch adds, full checkout (create + name)       ${show(f.fresh)}`);
+  console.log(`  settle adds (commit the work, log, diff --stat)  ${show(f.settle)}`);
+  console.log(`  remove (worktree and branch)                     ${show(f.remove)}`);
+}
+
+async function measureRealHost(repo: string, rounds: number): Promise<RealHostFigures> {
+  const { startStack, launchTask } = await import("../test/harness/plugin-stack.ts");
+  const stack = await startStack({ reuse: { projectDir: repo }, config: { permission: { background_automation: "allow" } } });
+  const plain: number[] = [], isolated: number[] = [];
+  try {
+    for (let i = 0; i < rounds + 1; i++) {
+      for (const isolation of ["none", "worktree"] as const) {
+        const parent = await stack.newSession(`bench ${isolation} ${i}`);
+        const t = performance.now();
+        await launchTask(stack, parent, { description: `bench ${isolation} ${i}`, prompt: "REPLY done", isolation });
+        if (i > 0) (isolation === "none" ? plain : isolated).push(performance.now() - t); // round 0 warms up
+      }
+    }
+  } finally {
+    await stack.stop();
+  }
+  return { plain: spread(plain), isolated: spread(isolated), ratio: percentile(isolated, 50) / percentile(plain, 50) };
+}
+
+function reportRealHost(f: RealHostFigures): void {
+  console.log(`real host, large repository: background_task call to its answer (parent turn included)`);
+  console.log(`  plain                 ${show(f.plain)}`);
+  console.log(`  isolation "worktree"  ${show(f.isolated)}  (${f.ratio.toFixed(2)}x plain at p50, +${ms(f.isolated.p50 - f.plain.p50)})`);
+}
+
+export async function runWorktreesBench({ rounds = ROUNDS, print = true } = {}): Promise<{ git: GitFigures[]; realHost?: RealHostFigures }> {
+  const dir = mkdtempSync(join(tmpdir(), "bench-worktrees-"));
+  Object.assign(process.env, { GIT_AUTHOR_NAME: "bench", GIT_AUTHOR_EMAIL: "bench@localhost", GIT_COMMITTER_NAME: "bench", GIT_COMMITTER_EMAIL: "bench@localhost" });
+  try {
+    if (print) console.log(`load average at start: ${loadavg().map((l) => l.toFixed(1)).join(" ")} (${rounds} rounds)`);
+    const here = git(process.cwd(), ["rev-parse", "--show-toplevel"]);
+    const large = generatedRepo(dir, LARGE_FILES);
+    const figures: GitFigures[] = [];
+    for (const [name, repo] of [["here", here], ["large", large]] as const) {
+      figures.push(await measureGit(repo, join(dir, "worktrees", name), rounds));
+      if (print) reportGit(figures.at(-1)!);
+    }
+    if (process.env.BENCH_WORKTREES_REAL === "0") return { git: figures };
+    const realHost = await measureRealHost(large, rounds);
+    if (print) {
+      reportRealHost(realHost);
+      console.log(`load average at end: ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+    }
+    return { git: figures, realHost };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  await runWorktreesBench({ rounds: Number(process.argv[2] ?? ROUNDS) });
+  process.exit(0);
+}
