@@ -5,7 +5,15 @@ import { isBudgetStop } from "../core/budget.ts";
 
 export function marks(task: TaskSummary): string {
   return (task.isForked ? " (forked)" : "") + (task.resumeCount > 0 ? " (resumed)" : "") + (task.worker ? ` (on worker ${task.worker})` : "") +
-    (task.worktree ? ` (branch ${task.worktree.branch})` : "");
+    (task.worktree ? ` (branch ${task.worktree.branch}${gone(task.worktree)})` : "");
+}
+
+const GONE = { merge: "merged", discard: "discarded", clear: "removed" } as const;
+
+/** After background_merge or background_clear: what became of the branch, so it is not offered as if still there. */
+function gone(wt: NonNullable<TaskSummary["worktree"]>): string {
+  if (!wt.removed) return "";
+  return wt.removed.branchKept ? ", worktree removed, branch kept" : `, ${GONE[wt.removed.by]}`;
 }
 
 export function elapsed(task: TaskSummary, now: number): string {
@@ -32,7 +40,7 @@ export function listLine(task: TaskSummary, now: number): string {
 export function outputBlock(task: Task, now: number, extra: { evidence?: string; spent?: string } = {}): string {
   const lines = [
     `Task ${task.id}${marks(task)}: ${task.description}`,
-    `Status: ${task.status} (${elapsed(task, now)}, agent ${task.agent}, batch ${task.batchId}, runs ${task.worker ? `on worker ${task.worker}` : task.worktree ? `in worktree ${task.worktree.path}` : "here"})`,
+    `Status: ${task.status} (${elapsed(task, now)}, agent ${task.agent}, batch ${task.batchId}, runs ${task.worker ? `on worker ${task.worker}` : task.worktree ? `in worktree ${task.worktree.path}${task.worktree.removed ? " (removed)" : ""}` : "here"})`,
     `Progress: ${progressLine(task, now)}`,
   ];
   if (extra.spent) lines.push(`Spent: ${extra.spent} (with the tasks it launched)`);

@@ -73,6 +73,8 @@ describe("background_merge", () => {
     assert.ok(!existsSync(one.wt.path), "worktree removed");
     assert.ok(!p.branchExists(one.wt.branch), "merged branch deleted");
     assert.equal(p.recorded(one.id).removed?.by, "merge");
+    assert.match(await p.call("background_output", { task_id: one.id }), new RegExp(`^Task ${one.id} \\(branch ${one.wt.branch}, merged\\): write one\n`));
+    assert.match(await p.call("background_list", {}), new RegExp(`${two.id} \\(branch ${two.wt.branch}\\) `), "a branch still there has no mark");
     assert.deepEqual(p.asked[0], {
       permission: "background_merge", patterns: [`merge ${one.wt.branch}`], always: ["merge *"],
       metadata: { title: `Merge branch ${one.wt.branch} of task ${one.id} "write one" into the current branch of ${p.repo}`, task: one.id, branch: one.wt.branch, action: "merge" },
@@ -207,6 +209,8 @@ describe("background_merge", () => {
     assert.ok(p.branchExists(kept.wt.branch), "the unmerged branch stays");
     assert.ok(!p.branchExists(empty.wt.branch), "a branch with nothing unmerged goes");
     assert.deepEqual(p.recorded(kept.id).removed, { at: p.f.clock.now(), by: "clear", branchKept: true });
+    assert.match(await p.call("background_output", { task_id: kept.id }), new RegExp(`\\(branch ${kept.wt.branch}, worktree removed, branch kept\\)`));
+    assert.match(await p.call("background_output", { task_id: empty.id }), new RegExp(`\\(branch ${empty.wt.branch}, removed\\)[\\s\\S]*in worktree \\S+ \\(removed\\)`));
     assert.match(await p.call("background_merge", { task_id: empty.id, action: "merge" }), /removed when the task was cleared, with its worktree; nothing is left/);
 
     assert.match(await p.call("background_merge", { task_id: kept.id, action: "diff" }), /\+kept/);
