@@ -56,6 +56,18 @@ export class AutomationContext {
     });
   }
 
+  /**
+   * Writes this process's kept spend rows now (inside a run's end, they commit with it): another
+   * process that sees the run ended sees its spend, and decides on a daily budget from both.
+   */
+  flushSpend(): void {
+    try {
+      this.spend?.flush();
+    } catch (error) {
+      this.logError("Could not write the kept spend rows; a budget reads the database as it is", error);
+    }
+  }
+
   toast(message: string, variant: "info" | "success" | "warning" | "error"): void {
     this.host.toast({ title: "Automation", message, variant }).catch((error) => this.logError("Could not show a toast", error));
   }

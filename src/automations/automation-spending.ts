@@ -96,10 +96,6 @@ export class AutomationSpending {
 
   /** This process's spend rows still kept (write-behind) go to the database first, so the reads hold them. */
   private flush(): void {
-    try {
-      this.ctx.spend?.flush();
-    } catch (error) {
-      this.ctx.logError("Could not write the kept spend rows; the budget reads the database as it is", error);
-    }
+    this.ctx.flushSpend();
   }
 }

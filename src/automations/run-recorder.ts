@@ -44,6 +44,7 @@ export class RunRecorder {
 
   /** Ends a run (inside a transaction); `taskId` names the task whose parent agent/model a notification takes. */
   finish(run: Run, outcome: RunOutcome, taskId: string | undefined): void {
+    this.ctx.flushSpend(); // the run's spend commits with its end: a daily budget sees both at once
     const ended: Run = { ...run, taskId: taskId ?? run.taskId };
     const facts = endFacts(outcome, this.ctx.clock.now());
     const a = this.ctx.store.automation(run.automationId);

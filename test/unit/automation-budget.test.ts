@@ -6,6 +6,7 @@ import { SpendRepository } from "../../src/store/spend-repository.ts";
 import type { SpendPort } from "../../src/automations/automation-context.ts";
 import { startOfDayIn, startOfWeekIn, dayKey } from "../../src/automations/zoned-day.ts";
 import type { Spend } from "../../src/cost/spend.ts";
+import type { SqliteDatabase } from "../../src/store/sqlite-driver.ts";
 
 // The fake clock starts at 2023-11-14T22:13:20Z: 23:13:20 in Paris (CET), midnight there is 46 min 40 s away.
 const PARIS_EVERY_10S = { cron: "*/10 * * * * *", timezone: "Europe/Paris" };
@@ -16,6 +17,9 @@ const spendOf = (costUsd: number, tokens = 1000): Spend => ({
 });
 
 type F = ReturnType<typeof automationFixture>;
+
+/** The task_spend rows of the fixture's database, as the plugin's spend recorder writes them. */
+const spendRows = (f: F) => new SpendRepository((f.store as unknown as { db: SqliteDatabase }).db, "proj");
 
 /** The running children of the parent: each model request they "made" is written as the host's events would. */
 function runningChildren(f: F): string[] {
@@ -75,7 +79,7 @@ describe("automation budget: the tool arguments", () => {
 describe("automation budget: per run", () => {
   it("each run's task is launched with the per-run budget; a continued run's counts from what its session had spent", async () => {
     const f = startedAutomations();
-    const spend = new SpendRepository(f.store.db, "proj");
+    const spend = spendRows(f);
     const fresh = f.create({ budget: { usdPerRun: 0.5, tokensPerRun: 20000 } });
     await f.runs.runNow(fresh.id);
     const first = runningChildren(f)[0]!;
@@ -97,7 +101,7 @@ describe("automation budget: per run", () => {
 describe("automation budget: per day", () => {
   it("past usd_per_day, firings are skipped with the reason, the owner is told once, and past midnight in its zone it fires again", async () => {
     const f = startedAutomations();
-    const spend = new SpendRepository(f.store.db, "proj");
+    const spend = spendRows(f);
     const a = f.create({ budget: { usdPerDay: 0.05 } }, [PARIS_EVERY_10S]);
     await f.clock.advance(10_000);
     await spendAndFinish(f, spend, 0.03);
@@ -122,7 +126,7 @@ describe("automation budget: per day", () => {
 
   it("tokens_per_day says tokens; a day reached by tokens is told the same way", async () => {
     const f = startedAutomations();
-    const spend = new SpendRepository(f.store.db, "proj");
+    const spend = spendRows(f);
     const a = f.create({ budget: { tokensPerDay: 1500 } }, [PARIS_EVERY_10S]);
     await f.clock.advance(10_000);
     await spendAndFinish(f, spend, 0);
@@ -135,7 +139,7 @@ describe("automation budget: per day", () => {
 
   it("a queued run that comes up after the budget is passed is skipped, not started", async () => {
     const f = startedAutomations();
-    const spend = new SpendRepository(f.store.db, "proj");
+    const spend = spendRows(f);
     const a = f.create({ overlap: "queue", budget: { usdPerDay: 0.05 } }, [PARIS_EVERY_10S]);
     await f.clock.advance(20_000); // one running, one waiting
     assert.deepEqual(rowsOf(f, a.id), ["running", "waiting"]);
@@ -156,7 +160,7 @@ describe("automation budget: the machine's dailyBudgetUsd", () => {
     f.host.setActivity(PARENT, "idle");
     f.runs.start();
     const model = f.create({}, [PARIS_EVERY_10S]);
-    const steps = f.create({ title: "lint", prompt: "", steps: [{ name: "ok", run: "true" }], budget: { usdPerDay: 0.01 } }, [{ every: "10s" }]);
+    const steps = f.create({ title: "lint", prompt: "", steps: [{ name: "ok", run: "true", timeoutMs: 60_000 }], budget: { usdPerDay: 0.01 } }, [{ every: "10s" }]);
     spentUsd = 1.5;
     await f.clock.advance(10_000);
     await f.clock.advance(10_000);
@@ -177,7 +181,7 @@ describe("automation budget: two processes on one database", () => {
     const two = automationFixture(db.path);
     after(() => { one.close(); two.close(); db.cleanup(); });
     for (const f of [one, two]) f.host.setActivity(PARENT, "idle");
-    const spend = new SpendRepository(one.store.db, "proj");
+    const spend = spendRows(one);
     const a = one.create({ budget: { usdPerDay: 0.05 } }, [PARIS_EVERY_10S]);
     one.runs.start();
     two.runs.start();
