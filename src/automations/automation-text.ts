@@ -6,6 +6,7 @@ import type { RunOutcome } from "./notify-policy.ts";
 import type { Step } from "./step-spec.ts";
 import { stepsCompact } from "./step-text.ts";
 import { noticeLine } from "../core/notice-line.ts";
+import { isBudgetStop } from "../core/budget.ts";
 
 const iso = (ms: number | undefined) => (ms === undefined ? "-" : new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z"));
 
@@ -31,7 +32,9 @@ export function runContextLine(a: Automation, run: Run, trigger: Trigger | undef
 }
 
 export function runNotificationText(a: Automation, run: Run, outcome: RunOutcome, cap: number, extra?: string): string {
-  const body = outcome.status === "completed" ? (outcome.result ?? "").trim() : `Error: ${outcome.error ?? outcome.status}`;
+  // A run stopped at its budget hands back the last answer its child had, as a task does.
+  const lastAnswer = isBudgetStop(outcome.error) && outcome.result?.trim() ? `\nLast answer:\n${outcome.result.trim()}` : "";
+  const body = outcome.status === "completed" ? (outcome.result ?? "").trim() : `Error: ${outcome.error ?? outcome.status}${lastAnswer}`;
   const shown = body.length > cap ? `${body.slice(0, cap)}\n[... ${body.length - cap} more characters]` : body;
   return [
     `<automation-run automation="${a.id}" run="${run.runNo}" status="${outcome.status}">`,

@@ -2,6 +2,7 @@ import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { automationFixture, startedAutomations, tempDb, PARENT } from "../helpers/automation-fixture.ts";
 import { automationTools } from "../../src/tools/build-tools.ts";
+import { runNotificationText } from "../../src/automations/automation-text.ts";
 import { SpendRepository } from "../../src/store/spend-repository.ts";
 import type { SpendPort } from "../../src/automations/automation-context.ts";
 import { startOfDayIn, startOfWeekIn, dayKey } from "../../src/automations/zoned-day.ts";
@@ -95,6 +96,17 @@ describe("automation budget: per run", () => {
     assert.equal(second.spentBefore?.costUsd, 0.25);
     spend.put(child, "msg_second", spendOf(0.1));
     assert.match(await tool(f)("task_read", { id: continued.id }), /spent: today \$0\.350 · 2\.0k tok; this week \$0\.350 · 2\.0k tok; last run #2 \$0\.100 · 1\.0k tok/);
+  });
+});
+
+describe("automation budget: a run stopped at its per-run budget", () => {
+  it("its notice hands back the last answer its child had, as a task's does", () => {
+    const f = startedAutomations();
+    const a = f.create({ budget: { usdPerRun: 0.5 } });
+    const run = { id: 1, automationId: a.id, runNo: 3, firedBy: "manual", status: "error", createdAt: 0 } as const;
+    const text = runNotificationText(a, run, { status: "error", error: "budget_exceeded: spent $0.52 of $0.50 (112.0k tokens, 9 requests)", result: "found 3 of 5 flaky tests" }, 1000);
+    assert.match(text, /status="error">\nAutomation "check ci" run #3 \(run now \(task_run\)\) error:\nError: budget_exceeded: spent \$0\.52 of \$0\.50 \(112\.0k tokens, 9 requests\)\nLast answer:\nfound 3 of 5 flaky tests\n/);
+    assert.doesNotMatch(runNotificationText(a, run, { status: "error", error: "boom", result: "partial" }, 1000), /Last answer/);
   });
 });
 
