@@ -3,6 +3,7 @@ import type { TaskManager } from "../core/task-manager.ts";
 import type { Task } from "../core/task.ts";
 import { TaskError } from "../core/errors.ts";
 import { parseBudget, type Budget } from "../core/budget.ts";
+import { formatBudget } from "../cost/budget-text.ts";
 import { defineTool } from "./tool-kit.ts";
 import { allowExpectCommand, checkExpect, expectArg } from "./expect-arg.ts";
 
@@ -48,7 +49,8 @@ export function backgroundTaskTool({ manager, onCrash, hasWorkers = false, defau
       }
       if (args.resume) {
         const task = await manager.resume(args.resume, args.prompt, call.agent, call.model, budget);
-        return `Resumed background task ${task.id} (resume #${task.resumeCount}). You will be notified when it answers; or call background_output with task_id "${task.id}".`;
+        const budgetNow = budget ? ` Its budget is now ${formatBudget(budget)}, counted over all it has spent.` : "";
+        return `Resumed background task ${task.id} (resume #${task.resumeCount}).${budgetNow} You will be notified when it answers; or call background_output with task_id "${task.id}".`;
       }
       if (args.expect?.command) {
         const refused = `Running \`${args.expect.command}\` after the task was not allowed (bash permission). Launch it without expect.command, or with a command the user allows.`;
@@ -65,6 +67,7 @@ export function backgroundTaskTool({ manager, onCrash, hasWorkers = false, defau
         `Launched background task ${task.id}${task.isForked ? " (forked)" : ""}${task.worker ? ` on worker ${task.worker}` : ""}: ${task.description}${queued}`,
         `task_id: ${task.id}`,
         `batch: ${task.batchId}`,
+        ...(task.budget ? [`budget: ${formatBudget(task.budget)}, with the tasks it launches; past it the task is stopped.`] : []),
         ...worktreeLines(task),
         "It runs in the background; you will be notified here when it finishes. Use background_output to check on it.",
       ].join("\n");

@@ -117,6 +117,7 @@ describe("a task's budget", () => {
   it("the taskBudget option is the default; a task's own budget replaces it", async () => {
     const f = budgetFixture({ taskBudget: { usd: 1 } });
     assert.deepEqual(f.store.tasks.get(await f.launch())?.budget, { usd: 1 });
+    assert.match(await f.call("background_task", { description: "x", prompt: "y", agent: "general" }), /^budget: \$1\.00, with the tasks it launches; past it the task is stopped\.$/m);
     assert.deepEqual(f.store.tasks.get(await f.launch({ budget: { tokens: 5000 } }))?.budget, { tokens: 5000 });
   });
 
@@ -150,7 +151,7 @@ describe("a task's budget", () => {
     assert.match(await resume({ tokens: 1800 }), /has already spent more than that budget \(spent 2\.0k of 1\.8k tokens/);
     assert.match(await resume({ tokens: -5 }), /budget\.tokens must be a number above 0/);
     assert.equal(f.store.tasks.get(id)?.status, "error", "refusals change nothing");
-    assert.match(await resume({ tokens: 4500 }), /Resumed background task/);
+    assert.match(await resume({ tokens: 4500 }), /Resumed background task .* Its budget is now 4\.5k tokens, counted over all it has spent\./);
     const resumed = f.store.tasks.get(id)!;
     assert.equal(resumed.status, "resumed");
     assert.deepEqual(resumed.budget, { tokens: 4500 });
