@@ -30,10 +30,11 @@ const sqlValue = (value: unknown): SqlValue => {
 const SUMS = `SUM(s.input) AS input, SUM(s.output) AS output, SUM(s.reasoning) AS reasoning, SUM(s.cache_read) AS cache_read,
   SUM(s.cache_write) AS cache_write, SUM(s.cost_usd) AS cost_usd, COUNT(*) AS requests`;
 // Each root with every task below it (cleared ones too: they spent all the same); UNION stops a cycle.
+// CROSS JOIN keeps the tree outside: left to itself the planner scans every task of the project (4 ms for 200 runs, not 0.3).
 const TREE_SPEND = `WITH RECURSIVE tree(root, id) AS (
     SELECT value, value FROM json_each(?)
-    UNION SELECT tree.root, t.id FROM tree JOIN tasks t ON t.project_id = ? AND t.parent_session_id = tree.id)
-  SELECT tree.root, ${SUMS} FROM tree JOIN task_spend s ON s.project_id = ? AND s.task_id = tree.id GROUP BY tree.root`;
+    UNION SELECT tree.root, t.id FROM tree CROSS JOIN tasks t ON t.project_id = ? AND t.parent_session_id = tree.id)
+  SELECT tree.root, ${SUMS} FROM tree CROSS JOIN task_spend s ON s.project_id = ? AND s.task_id = tree.id GROUP BY tree.root`;
 // The first run since a time of each task the automation's runs used (a continued session serves several).
 const FIRST_RUN_TASKS = `SELECT r.task_id, r.spent_before FROM automation_runs r
   WHERE r.project_id = ? AND r.automation_id = ? AND r.created_at >= ? AND r.task_id IS NOT NULL
