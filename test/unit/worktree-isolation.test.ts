@@ -9,7 +9,10 @@ import { DirectoryHost } from "../../src/host/directory-host.ts";
 import type { Host } from "../../src/host/host.ts";
 import { activeInstance, registerActive } from "../../src/plugin/instances.ts";
 import { passiveHooks } from "../../src/plugin/passive-instance.ts";
-import { changesBlock, shortTaskId } from "../../src/plugin/worktree-support.ts";
+import { changesBlock, shortTaskId, worktreeSupport } from "../../src/plugin/worktree-support.ts";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { gitSync, initRepo, isolateGit, tempDirs } from "../helpers/git-repo.ts";
 
 /** A WorktreeSupport that records what the core asked of git. */
 function fakeWorktrees(opts: { refuse?: string } = {}) {
@@ -204,5 +207,34 @@ describe("the result's Worktree block", () => {
     assert.match(block, /^Worktree: branch bg\/x-y, 12 commit\(s\):\n  aaaaaaa commit 0/);
     assert.match(block, /… 2 more\n a\.txt \| 1 \+\n 1 file changed/);
     assert.equal(changesBlock({ branch: "bg/x-y", commits: [], diffStat: "", changed: false }), "Worktree: branch bg/x-y, no changes.");
+  });
+});
+
+describe("the worktree support on a real repository (an attacker's description)", () => {
+  isolateGit();
+  const dirs = tempDirs("ocbt-wtsup-");
+
+  it("a hostile description names nothing outside the root, passes no option to git, and commits the child's work", async () => {
+    const repo = dirs.make();
+    initRepo(repo);
+    const root = join(dirs.make(), "worktrees", "p");
+    const support = worktreeSupport(repo, () => root);
+    const hostile = "--upload-pack=touch /tmp/pwned; $(rm -rf ~) ../../etc `id` -b x";
+    try {
+      const made = await support.create(hostile, "head");
+      assert.equal(join(made.path, ".."), root, "directly under the root");
+      const named = await support.name(made, "ses_de5a91a35ffedIUq4G6t79teC9", hostile);
+      assert.match(named.branch, /^bg\/de5a91a35ffe-[a-z0-9-]+$/);
+      assert.deepEqual(readdirSync(root).filter((f) => !f.startsWith(".")), [made.path.slice(root.length + 1)]);
+      assert.ok(!existsSync("/tmp/pwned"));
+      writeFileSync(join(named.path, "work.txt"), "done\n");
+      const block = await support.settle({ id: "ses_x", description: hostile, worktree: named } as never);
+      assert.match(block, new RegExp(`^Worktree: branch ${named.branch.replace("/", "\\/")}, 1 commit\\(s\\):\n  [0-9a-f]{7} work in progress of task ses_x "--upload-pack`));
+      assert.match(block, /work\.txt \| 1 \+/);
+      assert.equal(gitSync(repo, ["branch", "--list", "--format=%(refname:short)", "bg/*"]), named.branch);
+      assert.equal(gitSync(repo, ["status", "--porcelain"]), "", "the main checkout is untouched");
+    } finally {
+      dirs.cleanup();
+    }
   });
 });
