@@ -20,9 +20,9 @@ export function taskProposeTool({ automations, onCrash, hasWorkers }: Automation
     shown: (s) => {
       const any = s.any().optional();
       return {
-        title: s.string(), reason: s.string(), prompt: s.string().optional(), triggers: s.array(any).optional(),
-        steps: s.array(any).optional(), agent: any, model: any, notify: any, session: any, max_runs: any, overlap: any,
-        catch_up: any, expect: any, channels: any, report: any, ...(hasWorkers ? { worker: any } : {}),
+        title: s.string(), reason: s.string(), prompt: s.string().optional(), triggers: any,
+        steps: any, agent: any, model: any, notify: any, session: any, max_runs: any, overlap: any,
+        catch_up: any, expect: any, channels: any, report: any, budget: any, ...(hasWorkers ? { worker: any } : {}),
       };
     },
     onCrash,

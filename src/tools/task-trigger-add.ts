@@ -11,6 +11,8 @@ export function taskTriggerAddTool({ automations, onCrash }: AutomationToolDeps)
     name: "task_trigger_add",
     description: "Add a trigger (one object as in task_create's triggers) to an automation.",
     args: (s) => ({ id: s.string(), trigger: s.record(s.string(), s.unknown()) }),
+    // The description says what it is; task_create's schema shows the shape.
+    shown: (s) => ({ id: s.string(), trigger: s.any() }),
     onCrash,
     async run(args, call) {
       const a = automations.catalog.require(args.id);
