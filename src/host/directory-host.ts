@@ -36,10 +36,15 @@ export class DirectoryHost implements Host {
   toast(input: Parameters<Host["toast"]>[0]) { return this.local.toast(input); }
   log(...args: Parameters<Host["log"]>) { return this.local.log(...args); }
 
-  /** This directory's statuses and those of every directory in use, in one call each. */
+  /**
+   * This directory's statuses and those of every directory in use, in one call each. A worktree
+   * directory that does not answer (removed under a running task) leaves its sessions out: they
+   * count as idle, and their messages decide, instead of the whole poll failing.
+   */
   async statuses(): Promise<Record<string, SessionActivity>> {
     const directories = [...new Set(this.routes.directoriesInUse())];
-    const all = await Promise.all([this.local.statuses(), ...directories.map((d) => this.in(d).statuses())]);
+    const others = directories.map((d) => this.in(d).statuses().catch(() => ({})));
+    const all = await Promise.all([this.local.statuses(), ...others]);
     return Object.assign({}, ...all);
   }
 }

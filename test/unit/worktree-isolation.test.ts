@@ -169,6 +169,15 @@ describe("DirectoryHost", () => {
     assert.deepEqual(log, ["/wt/a.prompt", "local.abort", "/wt/a.recentMessages", "/wt/b.createSession"]);
     assert.deepEqual(await host.statuses(), { ses_main: "busy", ses_wt: "busy" });
   });
+
+  it("a worktree directory that does not answer leaves only its own sessions out of the statuses", async () => {
+    const failing = new Proxy({} as Host, { get: () => async () => { throw new Error("gone"); } });
+    const host = new DirectoryHost({ statuses: async () => ({ ses_main: "busy" }) } as unknown as Host, () => failing, {
+      directoryOf: () => undefined,
+      directoriesInUse: () => ["/wt/removed"],
+    });
+    assert.deepEqual(await host.statuses(), { ses_main: "busy" });
+  });
 });
 
 describe("the passive instance of a worktree directory", () => {
