@@ -77,7 +77,7 @@ export class AutomationSpending {
     const now = this.ctx.clock.now();
     const zone = this.zone(a);
     const day = dayKey(now, zone);
-    if (!this.ctx.store.claimBudgetNotice(a.id, day)) return;
+    if (!this.ctx.store.claimBudgetNotice(a.id, day) || a.reportToGoneAt !== undefined) return;
     const machine = reason.includes("option dailyBudgetUsd");
     const raise = machine
       ? "The user can raise the option dailyBudgetUsd (it covers all background work of this machine)."
