@@ -17,6 +17,8 @@ export class EventRouter {
 
   handle(event: HostEvent): void {
     this.trackParentActivity(event);
+    // A child stopped at its budget has stopped once idle: a later prompt (the user's own) is not held.
+    if (event.type === "idle") this.life.halted.delete(event.sessionID);
     if (event.type === "deleted") this.onSessionDeleted(event.sessionID);
     if (event.type === "error" && event.name === "MessageAbortedError") this.onParentAborted(event.sessionID);
     if (event.type === "message" && event.message.agent && event.message.model) {

@@ -24,7 +24,7 @@ export const RECENT_MESSAGES = 6;
 export class TaskLifecycle {
   readonly progress = new ProgressTracker();
   readonly answers = new AnswerTracker();
-  /** Children stopped at a budget: aborted again before any further model request (see TaskManager.beforeModelRequest). */
+  /** Children stopped at a budget, until they are idle: aborted again before any further model request (see TaskManager.beforeModelRequest). */
   readonly halted = new Set<string>();
   readonly events: SettleEvents;
   private checking = new Set<string>();

@@ -68,6 +68,9 @@ describe("a task's budget", () => {
     assert.deepEqual(f.host.aborted, [id, id], "a further model request of its child waits for another abort");
     await f.manager.beforeModelRequest(PARENT);
     assert.equal(f.host.aborted.length, 2, "any other session's requests go on untouched");
+    f.host.setActivity(id, "idle");
+    await f.manager.beforeModelRequest(id);
+    assert.equal(f.host.aborted.length, 2, "once its child is idle, a later prompt of it (the user's own) is not held");
     assert.equal(f.spend.line(id), "4.0k tok", "the late request is recorded all the same");
     assert.deepEqual(f.errors, []);
   });
