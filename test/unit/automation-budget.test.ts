@@ -96,6 +96,12 @@ describe("automation budget: per run", () => {
     assert.equal(second.spentBefore?.costUsd, 0.25);
     spend.put(child, "msg_second", spendOf(0.1));
     assert.match(await tool(f)("task_read", { id: continued.id }), /spent: today \$0\.350 · 2\.0k tok; this week \$0\.350 · 2\.0k tok; last run #2 \$0\.100 · 1\.0k tok/);
+    f.host.finishRun(child, "second"); // run #2 ends (its spend is in already)
+    await f.flush();
+    f.clock.jump(86_400_000); // the next day: the session's earlier spend is not today's
+    await f.runs.runNow(continued.id);
+    spend.put(child, "msg_third", spendOf(0.05));
+    assert.match(await tool(f)("task_read", { id: continued.id }), /spent: today \$0\.050 · 1\.0k tok; .*last run #3 \$0\.050 · 1\.0k tok/);
   });
 });
 
