@@ -25,6 +25,7 @@ export function fullTask(overrides: Partial<Task> = {}): Task {
     settledAt: 1_700_000_005_000,
     retrievedAt: 1_700_000_006_000,
     clearedAt: 1_700_000_007_000,
+    budget: { usd: 0.5, tokens: 200_000 },
     ...overrides,
   };
 }
