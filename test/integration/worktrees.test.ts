@@ -4,6 +4,7 @@ import { existsSync, readFileSync, renameSync, readdirSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { startStack, call, launchTask, toolOutputs, waitUntil, pluginDbPath, queryDb, type Stack } from "../harness/plugin-stack.ts";
+import { defaultResponder, lastUserText, trailingToolResults, type MockRequest } from "../harness/mock-model.ts";
 
 /**
  * Isolated tasks (isolation "worktree") on the real host: the child's session is created in a git
@@ -12,13 +13,21 @@ import { startStack, call, launchTask, toolOutputs, waitUntil, pluginDbPath, que
  */
 describe("isolated tasks on the real host", () => {
   let shared: Stack | undefined;
+  /** The first server's mock model, kept by the restarted server and closed here. */
+  let keptMock: { close(): Promise<void> } | undefined;
   after(async () => {
     await shared?.stop();
+    await keptMock?.close();
   });
-  const stack = async () => (shared ??= await startStack({
+  const options = {
     pluginOptions: { pollIntervalMs: 500 },
     config: { permission: { background_automation: "allow" } },
-  }));
+    // A child told to go on after a restart writes a file, to show where it works then.
+    responder: (req: MockRequest) => /OpenCode was restarted/.test(lastUserText(req)) && trailingToolResults(req).length === 0
+      ? { toolCalls: [{ name: "write", args: { filePath: "after-restart.txt", content: "again\n" } }] }
+      : defaultResponder(req),
+  };
+  const stack = async () => (shared ??= await startStack(options));
 
   type Row = { status: string; result: string | null; error: string | null; worktree: string | null; tool_calls: number };
   const row = (s: Stack, id: string) => queryDb<Row>(pluginDbPath(s.server), "SELECT status, result, error, worktree, tool_calls FROM tasks WHERE id = ?", id)[0];
@@ -163,5 +172,27 @@ describe("isolated tasks on the real host", () => {
     // A second instance opening the store would have recorded the worktree as the project's directory.
     const projects = queryDb<{ directory: string }>(pluginDbPath(s.server), "SELECT directory FROM projects");
     assert.deepEqual(projects.map((p) => p.directory), [s.server.projectDir]);
+  });
+
+  // Last: it replaces the shared server by a restarted one.
+  it("an isolated child cut off by a restart goes on in its worktree; the parent hears once", async () => {
+    const first = await stack();
+    const parent = await first.newSession("parent: restart");
+    const id = await launchTask(first, parent, { description: "survives a restart", prompt: "SLOW 20000\nREPLY never, the server dies", isolation: "worktree" });
+    const wt = worktreeOf(first, id);
+    await waitUntil(() => first.mock.inFlight().current > 0, { what: "the child's model call in flight" });
+    await first.server.kill();
+    first.events.close();
+    keptMock = first.mock;
+    const second = (shared = await startStack({ ...options, mock: first.mock, reuse: { homeDir: first.server.homeDir, projectDir: first.server.projectDir } }));
+    await settled(second, id);
+    assert.equal(readFileSync(join(wt.path, "after-restart.txt"), "utf8"), "again\n");
+    assert.ok(!existsSync(join(second.server.projectDir, "after-restart.txt")));
+    const notes = await waitUntil(async () => {
+      const found = (await told(second, parent, id)).filter((n) => n.includes('status="completed"'));
+      return found.length > 0 ? found : undefined;
+    }, { timeoutMs: 20_000, what: "the completed notice" });
+    assert.equal(notes.length, 1);
+    assert.match(notes[0]!, /after-restart\.txt \| 1 \+/);
   });
 });
