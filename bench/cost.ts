@@ -118,6 +118,8 @@ function eventRound(dbPath: string, events: unknown[], accounting: boolean): { s
   }
   if (accounting) flushes.push(timed(() => store.spend.flush()));
   const hostCalls = calls.count;
+  // Recording spend must not cost a call to OpenCode per event: the numbers come with the event.
+  if (hostCalls !== 0) throw new Error(`${hostCalls} calls to OpenCode while handling message.updated events (accounting ${accounting ? "on" : "off"})`);
   const rows = accounting ? [...store.spend.ofTasks(Array.from({ length: TASKS }, (_, i) => childId(i))).values()].reduce((n, s) => n + s.requests, 0) : 0;
   if (accounting && rows !== TASKS * REQUESTS) throw new Error(`expected ${TASKS * REQUESTS} spend rows, found ${rows}`);
   manager.dispose();
