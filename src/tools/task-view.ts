@@ -2,6 +2,7 @@ import type { Task } from "../core/task.ts";
 import type { TaskSummary } from "../core/task-summary.ts";
 import { formatDuration } from "../core/format-duration.ts";
 import { isBudgetStop } from "../core/budget.ts";
+import { formatBudget } from "../cost/budget-text.ts";
 
 export function marks(task: TaskSummary): string {
   return (task.isForked ? " (forked)" : "") + (task.resumeCount > 0 ? " (resumed)" : "") + (task.worker ? ` (on worker ${task.worker})` : "") +
@@ -44,6 +45,7 @@ export function outputBlock(task: Task, now: number, extra: { evidence?: string;
     `Progress: ${progressLine(task, now)}`,
   ];
   if (extra.spent) lines.push(`Spent: ${extra.spent} (with the tasks it launched)`);
+  if (task.budget) lines.push(`Budget: ${formatBudget(task.budget)} (with the tasks it launches)`);
   if (task.status === "completed") lines.push("Result:", task.result ?? "");
   if (task.status === "error") lines.push(`Error: ${task.error ?? "unknown error"}`);
   if (task.status === "error" && isBudgetStop(task.error) && task.result) lines.push("Last answer:", task.result);

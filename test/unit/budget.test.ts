@@ -49,6 +49,7 @@ describe("a task's budget", () => {
     const f = budgetFixture();
     const id = await f.launch({ budget: { tokens: 2500 } });
     assert.deepEqual(f.store.tasks.get(id)?.budget, { tokens: 2500 });
+    assert.match(await f.call("background_output", { task_id: id }), /^Budget: 2\.5k tokens \(with the tasks it launches\)$/m);
     f.request(id, 1000);
     f.request(id, 1000);
     assert.equal(f.store.tasks.get(id)?.status, "running", "2.0k of 2.5k: within");
