@@ -1,5 +1,5 @@
 import { transition, type ModelRef, type Task, type TaskWorktree } from "./task.ts";
-import { worktreeOf, type WorktreeBase } from "./task-worktree.ts";
+import { workdirOf, type WorktreeBase } from "./task-worktree.ts";
 import { TaskError, errorMessage } from "./errors.ts";
 import type { CoreContext } from "./core-context.ts";
 import type { ParentNotifier } from "./parent-notifier.ts";
@@ -165,12 +165,12 @@ export class TaskLauncher {
   private async workplace(worker: string | undefined, input: LaunchInput): Promise<Workplace> {
     if (worker) return {};
     const { ctx } = this.parts;
-    const inherited = worktreeOf(ctx.store, input.parentSessionID);
-    if (inherited) return { directory: inherited.path };
+    const inherited = workdirOf(ctx.store, input.parentSessionID);
+    if (inherited) return { directory: inherited };
     if (input.isolation !== "worktree") return {};
     if (!ctx.worktrees) throw new TaskError('isolation "worktree" is not available in this build. Leave out isolation.');
     const own = await ctx.worktrees.create(input.description, input.worktreeBase ?? "head");
-    return { own, directory: own.path };
+    return { own, directory: own.workdir ?? own.path };
   }
 
   /** A branch that cannot be renamed keeps its first name: the child works all the same. */

@@ -23,7 +23,7 @@ import { TaskLauncher, firstPromptWith, type ForkSupport, type LaunchInput } fro
 import type { RunningTasks } from "./running-tasks.ts";
 import type { TaskHooks } from "./task-hooks.ts";
 import { continueAfterCompaction } from "./compaction-continue.ts";
-import { worktreeOf, type WorktreeSupport } from "./task-worktree.ts";
+import { workdirOf, type WorktreeSupport } from "./task-worktree.ts";
 
 export type { ForkSupport, LaunchInput } from "./task-launcher.ts";
 
@@ -174,7 +174,7 @@ export class TaskManager<Hooks extends TaskHooks = TaskHooks> {
     return {
       isRunning: (taskId) => life().progress.isTracked(taskId),
       get: (taskId) => ctx.store.get(taskId),
-      directoryOf: (taskId) => worktreeOf(ctx.store, taskId)?.path,
+      directoryOf: (taskId) => workdirOf(ctx.store, taskId),
       stop: (taskId, error) => {
         if (!life().settle(taskId, "error", { error })) return false;
         ctx.log.detach(`Could not abort task ${taskId}`, ctx.host.abort(taskId));

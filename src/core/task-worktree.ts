@@ -23,6 +23,12 @@ export type WorktreeBase = "head" | "default-branch";
 /** How many task levels are walked up at most (maxDepth is far below it). */
 const MAX_WALK = 32;
 
+/** The directory a session works in: its worktree's (see worktreeOf); undefined: the project's own. */
+export function workdirOf(store: Pick<TaskStore, "get">, sessionID: string): string | undefined {
+  const worktree = worktreeOf(store, sessionID);
+  return worktree && (worktree.workdir ?? worktree.path);
+}
+
 /**
  * The worktree a session works in: its task's own, else that of the task whose child launched it
  * (a nested task runs in its parent's worktree); undefined: the project's own checkout.

@@ -11,8 +11,12 @@ export const UNSETTLED_STATUSES: readonly TaskStatus[] = ["queued", ...RUNNING_S
 
 export type ModelRef = { providerID: string; modelID: string };
 
-/** A task's own git worktree (`repo`: the main checkout's top level); `changes`: the block its result shows, set when it settles. */
-export type TaskWorktree = { path: string; branch: string; base: string; repo: string; changes?: string; removed?: WorktreeRemoval };
+/**
+ * A task's own git worktree (`repo`: the main checkout's top level); `workdir`: where the child
+ * works in it when the project is a subfolder of the repository (absent: `path`); `changes`: the
+ * block its result shows, set when it settles.
+ */
+export type TaskWorktree = { path: string; branch: string; base: string; repo: string; workdir?: string; changes?: string; removed?: WorktreeRemoval };
 
 /** What became of a worktree whose directory is gone: by which action, and whether its branch was kept (it held commits not merged). */
 export type WorktreeRemoval = { at: number; by: "merge" | "discard" | "clear"; branchKept: boolean };

@@ -1,7 +1,9 @@
+import { existsSync, realpathSync } from "node:fs";
+import { isAbsolute, join, relative } from "node:path";
 import { TaskError } from "../core/errors.ts";
 import { RUNNING_STATUSES, type Task, type TaskWorktree } from "../core/task.ts";
 import type { TaskStore } from "../core/task-store.ts";
-import { worktreeOf, type WorktreeSupport } from "../core/task-worktree.ts";
+import { workdirOf, type WorktreeSupport } from "../core/task-worktree.ts";
 import type { DirectoryRoutes } from "../host/directory-host.ts";
 import { createWorktree, nameBranch } from "../worktrees/create-worktree.ts";
 import { removeWorktree } from "../worktrees/remove-worktree.ts";
@@ -15,9 +17,9 @@ const MAX_STAT_LINES = 15;
 /** Where each session works, read from the tasks: its own worktree or its launcher's. */
 export function worktreeRoutes(tasks: TaskStore): DirectoryRoutes {
   return {
-    directoryOf: (sessionID) => worktreeOf(tasks, sessionID)?.path,
+    directoryOf: (sessionID) => workdirOf(tasks, sessionID),
     directoriesInUse: () => tasks.list({ statuses: RUNNING_STATUSES, includeCleared: true })
-      .flatMap((t) => t.worktree?.path ?? worktreeOf(tasks, t.parentSessionID)?.path ?? []),
+      .flatMap((t) => (t.worktree ? t.worktree.workdir ?? t.worktree.path : workdirOf(tasks, t.parentSessionID)) ?? []),
   };
 }
 
@@ -31,14 +33,14 @@ export function worktreeSupport(projectDir: string, root: () => string): Worktre
   return {
     create: (description, from) => one(async () => {
       try {
-        return fromGit(await createWorktree({ repo: projectDir, root: root(), description, from }));
+        return fromGit(await createWorktree({ repo: projectDir, root: root(), description, from }), projectDir);
       } catch (error) {
         // The refusal names the fix (not a git repository): the tool answers it, nothing was made.
         if (error instanceof WorktreeRefusal) throw new TaskError(error.message);
         throw error;
       }
     }),
-    name: (worktree, taskId, description) => one(async () => fromGit(await nameBranch(worktree, shortTaskId(taskId), description))),
+    name: (worktree, taskId, description) => one(async () => ({ ...worktree, branch: (await nameBranch(worktree, shortTaskId(taskId), description)).branch })),
     remove: (worktree) => one(async () => {
       await removeWorktree(worktree, { deleteBranch: true });
     }),
@@ -71,6 +73,20 @@ export function changesBlock(changes: WorktreeChanges): string {
   return [`Worktree: branch ${changes.branch}, ${changes.commits.length} commit(s):`, ...commits, ...shown].join("\n");
 }
 
-function fromGit({ path, branch, base, repo }: Worktree): TaskWorktree {
-  return { path, branch, base, repo };
+/**
+ * The task's record of a new worktree. A project that is a subfolder of its repository (OpenCode
+ * opened in a package of a monorepo) has its child work in the same subfolder of the worktree.
+ */
+function fromGit({ path, branch, base, repo }: Worktree, projectDir: string): TaskWorktree {
+  const sub = relative(real(repo), real(projectDir));
+  const workdir = sub && !sub.startsWith("..") && !isAbsolute(sub) ? join(path, sub) : undefined;
+  return { path, branch, base, repo, ...(workdir && existsSync(workdir) ? { workdir } : {}) };
+}
+
+function real(path: string): string {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return path;
+  }
 }

@@ -83,6 +83,16 @@ describe("isolated tasks in the core", () => {
     assert.equal(f.manager.runningTasks().directoryOf(nested), "/data/worktrees/p/wt1");
   });
 
+  it("in a worktree of a repository whose subfolder is the project, the child and its tasks work in that subfolder", async () => {
+    const f = isolatedFixture();
+    f.wt.support.create = async () => ({ path: "/data/wt9", workdir: "/data/wt9/packages/app", branch: "bg/new-9", base: "abc1234def", repo: "/mono" });
+    const child = await f.launch({ isolation: "worktree" });
+    const nested = await f.launch({ description: "helper" }, { sessionID: child, messageID: "msg_c1" });
+    assert.deepEqual(f.created.map((c) => c.directory), ["/data/wt9/packages/app", "/data/wt9/packages/app"]);
+    assert.equal(f.manager.runningTasks().directoryOf(child), "/data/wt9/packages/app");
+    assert.equal(f.manager.runningTasks().directoryOf(nested), "/data/wt9/packages/app");
+  });
+
   it("a project that is not a git repository is refused with the fix; nothing is created or stored", async () => {
     const f = isolatedFixture({ refuse: "/p is not a git repository, so isolation \"worktree\" cannot be used. Run `git init` there and commit, or leave out isolation." });
     const out = await f.call("background_task", { description: "x", prompt: "p", agent: "general", isolation: "worktree" });
@@ -242,6 +252,21 @@ describe("the worktree support on a real repository (an attacker's description)"
       assert.match(block, /work\.txt \| 1 \+/);
       assert.equal(gitSync(repo, ["branch", "--list", "--format=%(refname:short)", "bg/*"]), named.branch);
       assert.equal(gitSync(repo, ["status", "--porcelain"]), "", "the main checkout is untouched");
+    } finally {
+      dirs.cleanup();
+    }
+  });
+
+  it("a project that is a subfolder of its repository works in the same subfolder of the worktree", async () => {
+    const repo = dirs.make();
+    initRepo(repo, { "README.md": "top\n", "packages/app/index.ts": "x\n" });
+    const root = join(dirs.make(), "worktrees", "p");
+    try {
+      const made = await worktreeSupport(join(repo, "packages", "app"), () => root).create("sub", "head");
+      assert.equal(made.workdir, join(made.path, "packages", "app"));
+      assert.ok(existsSync(join(made.workdir!, "index.ts")));
+      const top = await worktreeSupport(repo, () => root).create("top", "head");
+      assert.equal(top.workdir, undefined, "the repository's top level works at the worktree's");
     } finally {
       dirs.cleanup();
     }
