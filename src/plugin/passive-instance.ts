@@ -16,6 +16,8 @@ export function passiveHooks(projectId: string, toolNames: readonly string[], on
     config: async (config) => active()?.config?.(config),
     event: async (input) => active()?.event?.(input),
     "tool.execute.before": async (call, output) => active()?.["tool.execute.before"]?.(call, output),
+    // A budget-stopped child in a worktree is held here before its next model request.
+    "chat.params": async (input, output) => active()?.["chat.params"]?.(input, output),
     "experimental.compaction.autocontinue": async (input, output) => active()?.["experimental.compaction.autocontinue"]?.(input, output),
     "experimental.chat.messages.transform": async (input, output) => {
       try {

@@ -197,6 +197,7 @@ describe("the passive instance of a worktree directory", () => {
       tool: { background_list: { description: "list", args: {}, execute: async (_a, ctx) => `listed for ${(ctx as { sessionID: string }).sessionID}` } },
       event: async ({ event }) => void heard.push(event.type),
       "tool.execute.before": async (call) => void heard.push(`before ${call.tool}`),
+      "chat.params": async (input) => void heard.push(`request of ${input.sessionID}`),
     };
     const forget = registerActive("proj-fwd", active);
     try {
@@ -205,7 +206,8 @@ describe("the passive instance of a worktree directory", () => {
       assert.equal(await passive.tool!.background_list!.execute({} as never, { sessionID: "ses_child" } as never), "listed for ses_child");
       await passive.event!({ event: { type: "session.idle", properties: { sessionID: "ses_child" } } as never });
       await passive["tool.execute.before"]!({ tool: "write", sessionID: "ses_child", callID: "c" }, { args: {} });
-      assert.deepEqual(heard, ["session.idle", "before write"]);
+      await passive["chat.params"]!({ sessionID: "ses_child" } as never, {} as never);
+      assert.deepEqual(heard, ["session.idle", "before write", "request of ses_child"]);
     } finally {
       forget();
     }
