@@ -1,6 +1,6 @@
 import { describe, it, after } from "node:test";
 import assert from "node:assert/strict";
-import { startStack, call, taskIdsIn, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
+import { startStack, call, pluginDbPath, taskIdsIn, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
 import { defaultResponder, messageText, type MockReply, type MockRequest } from "../harness/mock-model.ts";
 
 /**
@@ -85,5 +85,18 @@ describe("budgets on the real host", () => {
     const refused = await lastOutput(other, "background_task");
     assert.match(refused, /daily budget of background work is reached: \$0\.063 of \$0\.060 spent today \(option dailyBudgetUsd, all projects\)/, refused);
     assert.equal(requestsOf(2), 0, "the refused task never reached the model");
+  });
+
+  it("a second OpenCode on the same database sees the same day's total: the daily budget is reached once, not once per process", async () => {
+    const second = await startStack({ mock: stack.mock, responder, modelCost: PRICE, pluginOptions: { dbPath: pluginDbPath(stack.server), dailyBudgetUsd: 0.06 } });
+    try {
+      const session = await second.newSession("parent: the other OpenCode");
+      await second.say(session, call("background_task", { description: "other process", prompt: "LOOP 3", agent: "general" }));
+      const refused = (await toolOutputs(second, session, "background_task")).at(-1) ?? "";
+      assert.match(refused, /daily budget of background work is reached: \$0\.063 of \$0\.060 spent today \(option dailyBudgetUsd, all projects\)/, refused);
+      assert.equal(requestsOf(3), 0);
+    } finally {
+      await second.stop();
+    }
   });
 });
