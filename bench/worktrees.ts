@@ -8,12 +8,15 @@
  * 2. On the real host (mock model, large repository; skipped with BENCH_WORKTREES_REAL=0): the
  *    parent's background_task call, launch to answer, plain against isolation "worktree",
  *    alternating, each from a fresh parent session: the baseline is measured in the same run.
+ *    Each launch waits (off the clock) until the plugin's spare checkout is ready; the first
+ *    isolated launch, before any spare, is reported on its own.
+ * BENCH_WORKTREES_SNAPSHOT=0 runs the server with OpenCode's snapshots off.
  * Run alone with `npx tsx bench/worktrees.ts [rounds]` (under the real-host lock), or call runWorktreesBench().
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createWorktree, nameBranch, removeWorktree, settleWorktree, sparesMade, type Worktree } from "../src/worktrees/worktrees.ts";
 import { percentile } from "./stats.ts";
@@ -23,7 +26,8 @@ const LARGE_FILES = 10_000;
 
 type Spread = { p50: number; p95: number };
 export type GitFigures = { repo: string; files: number; fresh: Spread; spare: Spread; settle: Spread; remove: Spread };
-export type RealHostFigures = { plain: Spread; isolated: Spread; ratio: number };
+/** `first`: the first isolated launch of the server, with no spare yet (a full checkout). */
+export type RealHostFigures = { plain: Spread; isolated: Spread; ratio: number; first: number; tool: { plain: Spread; isolated: Spread } };
 
 const spread = (samples: number[]): Spread => ({ p50: percentile(samples, 50), p95: percentile(samples, 95) });
 const git = (cwd: string, args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
@@ -53,7 +57,7 @@ async function timed<T>(samples: number[], fn: () => Promise<T>): Promise<T> {
 }
 
 async function launch(repo: string, root: string, i: number, spare: boolean): Promise<Worktree> {
-  const wt = await createWorktree({ repo, root, description: `bench round ${i}`, from: "head", spare });
+  const wt = await createWorktree({ repo, root, description: `bench round ${i}`, from: "head", spare: spare && "always" });
   return nameBranch(wt, `bench${spare ? "s" : "f"}${i}`, `bench round ${i}`);
 }
 
@@ -83,29 +87,52 @@ function reportGit(f: GitFigures): void {
   console.log(`  remove (worktree and branch)                     ${show(f.remove)}`);
 }
 
+/** Whether the plugin has a spare checkout ready under `<data folder>/worktrees/<project>/`. */
+function spareReady(worktrees: string): boolean {
+  return readdirSync(worktrees, { withFileTypes: true }).some((project) => project.isDirectory() &&
+    readdirSync(join(worktrees, project.name)).some((n) => n.startsWith(".spare-") && !n.startsWith(".spare-making-")));
+}
+
 async function measureRealHost(repo: string, rounds: number): Promise<RealHostFigures> {
-  const { startStack, launchTask } = await import("../test/harness/plugin-stack.ts");
-  const stack = await startStack({ reuse: { projectDir: repo }, config: { permission: { background_automation: "allow" } } });
-  const plain: number[] = [], isolated: number[] = [];
+  const { startStack, launchTask, pluginDbPath, waitUntil } = await import("../test/harness/plugin-stack.ts");
+  const snapshot = process.env.BENCH_WORKTREES_SNAPSHOT !== "0"; // OpenCode's own snapshots of each directory (its default: on)
+  const stack = await startStack({ reuse: { projectDir: repo }, config: { permission: { background_automation: "allow" }, ...(snapshot ? {} : { snapshot: false }) } });
+  const plain: number[] = [], isolated: number[] = [], plainTool: number[] = [], isolatedTool: number[] = [];
+  let first = 0;
+  const worktrees = join(dirname(pluginDbPath(stack.server)), "worktrees");
   try {
     for (let i = 0; i < rounds + 1; i++) {
       for (const isolation of ["none", "worktree"] as const) {
+        // Not on the clock: the spare the previous isolated launch started (both kinds wait, so both see a quiet machine).
+        if (i > 0) await waitUntil(() => spareReady(worktrees) || undefined, { timeoutMs: 120_000, what: "a spare checkout" });
         const parent = await stack.newSession(`bench ${isolation} ${i}`);
         const t = performance.now();
         await launchTask(stack, parent, { description: `bench ${isolation} ${i}`, prompt: "REPLY done", isolation });
-        if (i > 0) (isolation === "none" ? plain : isolated).push(performance.now() - t); // round 0 warms up
+        const took = performance.now() - t;
+        if (i > 0) (isolation === "none" ? plain : isolated).push(took); // round 0 warms up
+        else if (isolation === "worktree") first = took;
+        const part = (await stack.messages(parent)).flatMap((m) => m.parts).find((p) => p.type === "tool" && p.tool === "background_task");
+        if (i > 0) (isolation === "none" ? plainTool : isolatedTool).push(part.state.time.end - part.state.time.start);
       }
     }
   } finally {
+    // A spare still being checked out would write into the folder the harness removes.
+    const making = () => readdirSync(worktrees, { recursive: true, encoding: "utf8" }).some((p) => p.includes(".spare-making-"));
+    await waitUntil(() => !making() || undefined, { timeoutMs: 120_000, what: "the spare checkout made" }).catch(() => undefined);
     await stack.stop();
   }
-  return { plain: spread(plain), isolated: spread(isolated), ratio: percentile(isolated, 50) / percentile(plain, 50) };
+  return {
+    plain: spread(plain), isolated: spread(isolated), ratio: percentile(isolated, 50) / percentile(plain, 50), first,
+    tool: { plain: spread(plainTool), isolated: spread(isolatedTool) },
+  };
 }
 
 function reportRealHost(f: RealHostFigures): void {
   console.log(`real host, large repository: background_task call to its answer (parent turn included)`);
   console.log(`  plain                 ${show(f.plain)}`);
-  console.log(`  isolation "worktree"  ${show(f.isolated)}  (${f.ratio.toFixed(2)}x plain at p50, +${ms(f.isolated.p50 - f.plain.p50)})`);
+  console.log(`  isolation "worktree"  ${show(f.isolated)}  (${f.ratio.toFixed(2)}x plain at p50, +${ms(f.isolated.p50 - f.plain.p50)}; spare ready)`);
+  console.log(`  the first isolated launch (no spare yet, a full checkout): ${ms(f.first)}`);
+  console.log(`  the tool call alone (OpenCode's start and end of the part): plain ${show(f.tool.plain)}, isolated ${show(f.tool.isolated)}`);
 }
 
 export async function runWorktreesBench({ rounds = ROUNDS, print = true } = {}): Promise<{ git: GitFigures[]; realHost?: RealHostFigures }> {

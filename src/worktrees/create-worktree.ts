@@ -3,9 +3,12 @@ import { appendFile, mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { git, gitOk, gitOut, GitFailure } from "./git.ts";
 import { oneAtATime } from "./repo-lock.ts";
-import { NO_HOOKS, refillSpare, takeSpare } from "./spare-worktree.ts";
+import { NO_HOOKS, refillSpare, spareMade, takeSpare } from "./spare-worktree.ts";
 import { slugOf } from "./worktree-paths.ts";
 import { baseConfigKey, WorktreeRefusal, type Worktree } from "./worktree.ts";
+
+/** A full checkout quicker than this is not worth keeping a spare checkout for (a small project). */
+const SPARE_WORTH_MS = 150;
 
 /** The file in a worktrees root that lists the main checkouts it holds worktrees of, one a line (listing finds them there). */
 export const REPOS_FILE = ".repos";
@@ -18,8 +21,12 @@ export const REPOS_FILE = ".repos";
  */
 export async function createWorktree(input: {
   repo: string; root: string; description: string; from: "head" | "default-branch";
-  /** Take a spare checkout when one is ready, and start making the next (spare-worktree.ts). */
-  spare?: boolean;
+  /**
+   * Take a spare checkout when one is ready, and start making the next (spare-worktree.ts) when
+   * the project's checkout is slow enough to be worth it (a full one took 150 ms or more), or
+   * always ("always": tests).
+   */
+  spare?: boolean | "always";
 }): Promise<Worktree> {
   const repo = await mainCheckout(input.repo);
   const base = input.from === "head" ? await headCommit(repo) : await defaultBranchCommit(repo);
@@ -28,12 +35,19 @@ export async function createWorktree(input: {
   const branch = `bg/new-${hex}`;
   await mkdir(input.root, { recursive: true });
   await rememberRepo(input.root, repo);
-  await oneAtATime(repo, async () => {
-    const tookSpare = input.spare ? await takeSpare(repo, input.root, path, branch, base) : false;
-    if (!tookSpare) await git(repo, [...NO_HOOKS, "worktree", "add", "--quiet", "-b", branch, path, base]);
+  if (input.spare) await spareMade(input.root);
+  const worthASpare = await oneAtATime(repo, async () => {
+    let worth = input.spare === "always";
+    if (input.spare && (await takeSpare(repo, input.root, path, branch, base))) worth = true;
+    else {
+      const started = performance.now();
+      await git(repo, [...NO_HOOKS, "worktree", "add", "--quiet", "-b", branch, path, base]);
+      worth ||= performance.now() - started >= SPARE_WORTH_MS;
+    }
     await git(repo, ["config", baseConfigKey(branch), base]);
+    return worth;
   });
-  if (input.spare) refillSpare(repo, input.root);
+  if (input.spare && worthASpare) refillSpare(repo, input.root);
   return { path, branch, base, repo };
 }
 

@@ -10,8 +10,11 @@ export class GitFailure extends Error {
 
 export type GitRun = { stdout: string; code: number };
 
-/** Another git command holds a lock this one needs (two launches at once both write .git/config): worth a retry. */
-const LOCKED = /could not lock config file|Unable to create '[^']*\.lock': File exists/i;
+/**
+ * Another git command holds a lock this one needs (two launches at once both write .git/config),
+ * or is halfway through adding a worktree this one reads: worth a retry.
+ */
+const LOCKED = /could not lock config file|Unable to create '[^']*\.lock': File exists|failed to read \S*worktrees\//i;
 const LOCK_RETRIES = [20, 50, 100, 200, 400];
 
 /**

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { git } from "./git.ts";
+import { oneAtATime } from "./repo-lock.ts";
 
 /**
  * A spare checkout per worktrees root, made in the background, so that a launch moves a ready
@@ -43,6 +44,14 @@ export function refillSpare(repo: string, root: string): void {
   refills.set(root, refill);
 }
 
+/**
+ * Resolves when the spare this process is making for `root` (if any) is ready: waiting for it is
+ * never slower than a second checkout of every file beside it.
+ */
+export async function spareMade(root: string): Promise<void> {
+  await refills.get(root);
+}
+
 /** Resolves when every spare this process is making is done (tests, benchmarks, shutdown). */
 export async function sparesMade(): Promise<void> {
   await Promise.all([...refills.values()]);
@@ -61,8 +70,11 @@ async function makeSpare(repo: string, root: string): Promise<void> {
   const hex = randomBytes(4).toString("hex");
   const making = join(root, `${MAKING}${hex}`);
   try {
-    await git(repo, [...NO_HOOKS, "worktree", "add", "--quiet", "--detach", making, "HEAD"]);
-    await git(repo, ["worktree", "move", making, join(root, `${READY}${hex}`)]);
+    // Only the quick steps hold the repository (other git commands read every worktree's files);
+    // the checkout of every file writes the spare's own index and directory alone.
+    await oneAtATime(repo, () => git(repo, [...NO_HOOKS, "worktree", "add", "--quiet", "--no-checkout", "--detach", making, "HEAD"]));
+    await git(making, ["read-tree", "-u", "--reset", "HEAD"]);
+    await oneAtATime(repo, () => git(repo, ["worktree", "move", making, join(root, `${READY}${hex}`)]));
   } catch (error) {
     await git(repo, ["worktree", "remove", "--force", "--force", making]).catch(() => undefined);
     throw error;

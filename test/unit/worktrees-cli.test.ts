@@ -96,7 +96,7 @@ describe("opencode-errands worktrees", () => {
 
   it("--prune removes spare checkouts too, and the listing never shows them", async () => {
     const s = await scene();
-    await createWorktree({ repo: s.repo, root: worktreesRoot(s.data, "proj1"), description: "with spare", from: "head", spare: true });
+    await createWorktree({ repo: s.repo, root: worktreesRoot(s.data, "proj1"), description: "with spare", from: "head", spare: "always" });
     await sparesMade();
     assert.equal((await run(["worktrees", "--db", s.db])).stdout.includes(".spare-"), false);
     const result = await run(["worktrees", "--db", s.db, "--prune"]);

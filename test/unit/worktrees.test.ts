@@ -100,14 +100,14 @@ describe("spare checkouts", () => {
 
   it("a launch takes the spare made after the previous one, switched to the new base, and a new spare follows", async () => {
     const { repo, root } = fresh({ "a.txt": "one\n" });
-    const first = await createWorktree({ repo, root, description: "first", from: "head", spare: true });
+    const first = await createWorktree({ repo, root, description: "first", from: "head", spare: "always" });
     await sparesMade();
     const [spare] = spares(root);
     assert.match(spare ?? "", /^\.spare-[0-9a-f]{8}$/);
     const newBase = commitFiles(repo, { "a.txt": "two\n", "b.txt": "b\n" }, "moved on");
     writeFileSync(join(repo, "dirty.txt"), "not carried over\n");
 
-    const second = await createWorktree({ repo, root, description: "second", from: "head", spare: true });
+    const second = await createWorktree({ repo, root, description: "second", from: "head", spare: "always" });
     assert.equal(spares(root).includes(spare!), false, "the spare was taken");
     assert.equal(second.base, newBase);
     assert.equal(gitSync(second.path, ["symbolic-ref", "--short", "HEAD"]), second.branch);
@@ -134,7 +134,7 @@ describe("launches at once", () => {
   it("five creations and renames in parallel all succeed (a config file locked by one is retried by another)", async () => {
     const { repo, root } = fresh();
     const made = await Promise.all([1, 2, 3, 4, 5].map(async (n) =>
-      nameBranch(await createWorktree({ repo, root, description: `p${n}`, from: "head", spare: n === 1 }), `id${n}`, `p${n}`)));
+      nameBranch(await createWorktree({ repo, root, description: `p${n}`, from: "head", spare: n === 1 ? "always" : false }), `id${n}`, `p${n}`)));
     await sparesMade();
     assert.deepEqual(made.map((w) => w.branch).sort(), ["bg/id1-p1", "bg/id2-p2", "bg/id3-p3", "bg/id4-p4", "bg/id5-p5"]);
     for (const wt of made) assert.equal(gitSync(repo, ["config", `branch.${wt.branch}.errandsBase`]), wt.base);
