@@ -33,7 +33,7 @@ export function worktreeSupport(projectDir: string, root: () => string): Worktre
   return {
     create: (description, from) => one(async () => {
       try {
-        return fromGit(await createWorktree({ repo: projectDir, root: root(), description, from }), projectDir);
+        return fromGit(await createWorktree({ repo: projectDir, root: root(), description, from, spare: true }), projectDir);
       } catch (error) {
         // The refusal names the fix (not a git repository): the tool answers it, nothing was made.
         if (error instanceof WorktreeRefusal) throw new TaskError(error.message);
