@@ -3,7 +3,7 @@ import { AutomationRefusal, errorMessage } from "../core/errors.ts";
 import type { ModelRef } from "../core/task.ts";
 import type { Automation, Proposal, Run, Trigger } from "./automation.ts";
 import type { AutomationContext } from "./automation-context.ts";
-import { checkAgent, checkChannels, checkWorker } from "./definition-checks.ts";
+import { checkAgent, checkChannels, checkIsolation, checkWorker } from "./definition-checks.ts";
 import type { RunLifecycle } from "./run-lifecycle.ts";
 import { checkRunnable } from "./step-spec.ts";
 import { nextOccurrence, parseTrigger, TriggerSpecError, type TriggerInput } from "./trigger-spec.ts";
@@ -12,7 +12,7 @@ import { prepareTriggers } from "../triggers/prepare-triggers.ts";
 /** What the model sets on an automation (task_create, task_update); the rest is the plugin's. */
 export type AutomationFields = Pick<
   Automation,
-  "title" | "prompt" | "agent" | "model" | "notify" | "sessionMode" | "maxRuns" | "overlap" | "catchUp" | "enabled" | "expect" | "channels" | "report" | "steps" | "worker" | "budget"
+  "title" | "prompt" | "agent" | "model" | "notify" | "sessionMode" | "maxRuns" | "overlap" | "catchUp" | "enabled" | "expect" | "channels" | "report" | "steps" | "worker" | "budget" | "isolation"
 >;
 
 /** Who creates it: the session runs report to, with its agent and model. */
@@ -85,6 +85,7 @@ export class AutomationCatalog {
     if (!automation.reportModel) delete automation.reportModel;
     if (!automation.report) delete automation.report;
     checkRunnable(automation);
+    checkIsolation(automation);
     this.ctx.store.transaction(() => {
       this.ctx.store.saveAutomation(automation);
       for (const t of triggers) this.ctx.store.saveTrigger(t);
@@ -104,6 +105,7 @@ export class AutomationCatalog {
       const next: Automation = withoutEmpty({ ...a, ...fields, updatedAt: now });
       delete next.reportToGoneAt;
       checkRunnable(next);
+      checkIsolation(next);
       if (reportTo) Object.assign(next, { reportTo: reportTo.sessionID, reportAgent: reportTo.agent, reportModel: reportTo.model });
       if (patch.maxRuns !== undefined && next.doneAt !== undefined && next.runCount < patch.maxRuns) delete next.doneAt;
       if (patch.enabled === true && !a.enabled) {
@@ -215,5 +217,6 @@ function withoutEmpty(a: Automation): Automation {
   if (!a.steps?.length) delete a.steps;
   if (!a.worker || a.worker === "local") delete a.worker;
   if (!a.budget) delete a.budget;
+  if (a.isolation !== "worktree") delete a.isolation;
   return a;
 }

@@ -40,16 +40,17 @@ export function runNotificationText(a: Automation, run: Run, outcome: RunOutcome
     `<automation-run automation="${a.id}" run="${run.runNo}" status="${outcome.status}">`,
     `Automation "${a.title}" run #${run.runNo} (${firedByText(run)}) ${outcome.status}:`,
     shown,
+    ...(run.branch ? [`Its changes are on branch ${run.branch} (git merge ${run.branch} to take them, git branch -D ${run.branch} to drop them).`] : []),
     ...(extra ? [extra] : []),
     "</automation-run>",
   ].join("\n");
 }
 
 /** The line a person sees for a run: `✓ automation "main digest" · run #3 · the result…`. */
-export function runNoticeLine(a: Pick<Automation, "title">, run: Pick<Run, "runNo">, outcome: RunOutcome): string {
+export function runNoticeLine(a: Pick<Automation, "title">, run: Pick<Run, "runNo" | "branch">, outcome: RunOutcome): string {
   const symbol = outcome.status === "completed" ? "✓" : outcome.status === "cancelled" ? "⊘" : "✗";
   const what = outcome.status === "completed" ? outcome.result : outcome.status === "cancelled" ? "cancelled" : (outcome.error ?? outcome.status);
-  return noticeLine(symbol, `automation "${a.title}"`, `run #${run.runNo}`, what);
+  return noticeLine(symbol, `automation "${a.title}"`, `run #${run.runNo}`, run.branch && `branch ${run.branch}`, what);
 }
 
 /** The line a person sees for a pause: `⏸ automation "main digest" paused after 2 failures`. */
@@ -96,7 +97,8 @@ export function runLine(run: Run, triggers: Trigger[]): string {
   const head = `- ${when} run #${run.runNo} ${run.status}${duration}, ${firedByText(run, trigger)}`;
   const told = run.notified === undefined ? "" : run.notified ? "; notified" : `; not notified (${run.notifyNote})`;
   const steps = run.steps?.length ? ` [steps: ${stepsCompact(run.steps)}]` : "";
-  return `${head}${told}${run.summary ? `: ${firstLine(run.summary, 120)}` : ""}${steps}`;
+  const branch = run.branch ? `; branch ${run.branch}` : "";
+  return `${head}${told}${branch}${run.summary ? `: ${firstLine(run.summary, 120)}` : ""}${steps}`;
 }
 
 /** A definition's steps, one line each: `- test: \`npm test\` (timeout 10m, continue_on_error)`. */

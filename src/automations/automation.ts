@@ -61,6 +61,8 @@ export type Automation = {
   proposal?: Proposal;
   /** Spending limits per run and per day (automation-budget.ts). */
   budget?: AutomationBudget;
+  /** "worktree": each run's child works in a fresh git worktree of the default branch's latest commit. */
+  isolation?: "worktree";
 };
 
 /** Why the agent proposed an automation, and who: a conversation's model or a discovery run. */
@@ -126,6 +128,8 @@ export type Run = {
   stepsBy?: string;
   /** session: continue — what its task tree had spent when this run resumed it (the run's own spend is the rest). */
   spentBefore?: Spend;
+  /** isolation "worktree": the branch the run left its changes on (none when it changed nothing: no branch is left). */
+  branch?: string;
 };
 
 /**

@@ -19,6 +19,13 @@ export function checkChannels(ctx: AutomationContext, fields: Pick<Partial<Autom
   }
 }
 
+/** isolation "worktree" gives every run a fresh worktree on the local machine: not a continued session, not a worker. */
+export function checkIsolation(a: Pick<Automation, "isolation" | "sessionMode" | "worker">): void {
+  if (a.isolation !== "worktree") return;
+  if (a.sessionMode === "continue") throw new AutomationRefusal('isolation "worktree" gives each run a fresh worktree, so runs cannot continue one session: use session "fresh", or leave out isolation.');
+  if (a.worker && a.worker !== "local") throw new AutomationRefusal('isolation "worktree" runs on this machine: leave out worker, or leave out isolation.');
+}
+
 /** An automation's worker must be "local", "auto" or one the workers option names. */
 export function checkWorker(ctx: AutomationContext, worker: string | undefined): void {
   if (worker === undefined || worker === "local" || worker === "auto") return;

@@ -5,6 +5,7 @@ import type { AutomationContext } from "./automation-context.ts";
 import { decideNotify, type RunOutcome } from "./notify-policy.ts";
 import { firedByText, firstLine, pausedLine, pausedText, runNoticeLine, runNotificationText } from "./automation-text.ts";
 import type { ChannelNotice } from "../channels/channel-message.ts";
+import { branchLeftBy } from "./run-worktree.ts";
 
 /** A run still `starting` this long after it was claimed was cut off by a crash (a launch takes ~1 s). */
 const STALE_START_MS = 120_000;
@@ -39,7 +40,28 @@ export class RunRecorder {
     const run = this.ctx.store.activeRunOfTask(task.id);
     if (!run) return;
     if (task.status !== "completed" && task.status !== "error" && task.status !== "cancelled") return;
+    if (task.worktree && !task.worktree.removed) return void this.finishIsolated(task);
     this.finish(run, { status: task.status, result: task.result, error: task.error }, task.id);
+  }
+
+  /**
+   * An isolated run ends once git has said whether it changed anything (after the settle's
+   * transaction: git is not run inside one): its branch is named on the run, else its worktree and
+   * branch are gone. A process that dies first leaves the run to endStrandedRuns.
+   */
+  private async finishIsolated(task: Task): Promise<void> {
+    const branch = await branchLeftBy(task).catch((error) => {
+      this.ctx.logError(`Could not check the worktree of automation run task ${task.id}; its branch is kept`, error);
+      return task.worktree!.branch;
+    });
+    const { store, manager, clock } = this.ctx;
+    store.transaction(() => {
+      if (!branch) manager.recordWorktreeRemoval(task.id, { at: clock.now(), by: "discard", branchKept: false });
+      const run = store.activeRunOfTask(task.id);
+      const settled = manager.get(task.id) ?? task;
+      if (!run || (settled.status !== "completed" && settled.status !== "error" && settled.status !== "cancelled")) return;
+      this.finish({ ...run, ...(branch ? { branch } : {}) }, { status: settled.status, result: settled.result, error: settled.error }, task.id);
+    });
   }
 
   /** Ends a run (inside a transaction); `taskId` names the task whose parent agent/model a notification takes. */
@@ -66,7 +88,7 @@ export class RunRecorder {
   private writeEnd(run: Run, outcome: RunOutcome, facts: EndFacts, told: { notified: boolean; note: string }): boolean {
     return this.ctx.runs.move(run.id, outcome.status, {
       endedAt: facts.endedAt, resultHash: facts.hash, summary: facts.summary, taskId: run.taskId,
-      notified: told.notified, notifyNote: told.note,
+      notified: told.notified, notifyNote: told.note, ...(run.branch ? { branch: run.branch } : {}),
     });
   }
 

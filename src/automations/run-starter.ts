@@ -180,6 +180,7 @@ export class RunStarter {
       parentSessionID: a.reportTo, parentMessageID: runName(a.id, run.runNo!), parentAgent: a.reportAgent,
       parentModel: a.reportModel, description: `${a.title} (automation run #${run.runNo})`, prompt, agent: a.agent,
       model: a.model, notify: false, extras: { expect: a.expect }, ...(a.worker ? { worker: a.worker } : {}),
+      ...(a.isolation === "worktree" ? { isolation: "worktree" as const, worktreeBase: "default-branch" as const } : {}),
       onSaved: (saved) => this.ctx.runs.link(run.id, saved.id), ...budgetOf(runBudget(a.budget)),
     });
     return { task, note };

@@ -43,6 +43,8 @@ export function runsCommand(reader: ReadModel, args: CliArgs, io: CliIo): void {
   const columns = runColumns(a.triggers);
   // Exit codes per step; their output tails are in --json.
   if (runs.some((r) => r.steps?.length)) columns.splice(-1, 0, { header: "STEPS", value: (r) => (r.steps ? stepsBrief(r.steps) : "-"), maxWidth: 60 });
+  // Isolated runs: the branch each left its changes on (none: it changed nothing).
+  if (runs.some((r) => r.branch)) columns.splice(-1, 0, { header: "BRANCH", value: (r) => r.branch ?? "-" });
   io.stdout(`${a.id} "${a.title}": ${stateText(a)}\n${runs.length ? formatTable(runs, columns) : "No runs yet.\n"}`);
 }
 

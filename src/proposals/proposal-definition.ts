@@ -20,6 +20,7 @@ export function definitionRows(a: Automation, triggers: Pick<Trigger, "spec">[])
   rows.push({ label: "Agent", exact: [a.agent] });
   rows.push({ label: "Model", ...(a.model ? { exact: [`${a.model.providerID}/${a.model.modelID}`] } : { text: "the agent's default" }) });
   rows.push({ label: "Runs on", text: workerText(a.worker) });
+  if (a.isolation === "worktree") rows.push({ label: "Isolation", text: "each run in a fresh git worktree of the default branch, on its own branch (none left when it changed nothing)" });
   (a.steps ?? []).forEach((s, i) => rows.push({
     label: `Step ${i + 1}`,
     text: `${s.name}: sh -c in the project, timeout ${s.timeout ?? "5m"}${s.continueOnError ? ", a failure does not stop the run" : ""}`,

@@ -481,6 +481,14 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE automation_runs ADD COLUMN spent_before TEXT; -- JSON Spend of its task tree when the run resumed it (session: continue); NULL: a new task
     `,
   },
+  {
+    version: 26,
+    name: "isolated automation runs: an automation's isolation, and the branch a run left",
+    sql: `
+      ALTER TABLE automations ADD COLUMN isolation TEXT;  -- "worktree": each run in a fresh git worktree of the default branch; NULL: none
+      ALTER TABLE automation_runs ADD COLUMN branch TEXT; -- the branch an isolated run left its changes on; NULL: none (or it changed nothing)
+    `,
+  },
 ];
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -74,6 +74,7 @@ export const fieldArgs = (s: S, forCreate: boolean) => shared(s, `fields ${forCr
   worker: s.string().optional(),
   // Checked by parseAutomationBudget, whose refusals name the fix; task_create shows its keys (budgetShape).
   budget: s.any().optional(),
+  isolation: s.enum(["worktree", "none"]).optional(),
 }));
 
 /** What task_create shows of `budget`: its keys, in words (a schema of four numbers costs every request twice as much). */
@@ -103,6 +104,7 @@ type FieldInput = {
   session?: AutomationFields["sessionMode"]; max_runs?: number; overlap?: AutomationFields["overlap"];
   catch_up?: AutomationFields["catchUp"]; enabled?: boolean; expect?: Expectation; steps?: StepInput[];
   channels?: string[]; report?: "session" | "channels"; worker?: string; budget?: unknown;
+  isolation?: "worktree" | "none";
 };
 
 /**
@@ -129,6 +131,7 @@ export function toFields(args: FieldInput, clearablePrompt = false): Partial<Aut
   if (args.steps !== undefined) fields.steps = parseSteps(args.steps);
   if (args.worker !== undefined) fields.worker = args.worker.trim() || "local";
   if (args.budget !== undefined) fields.budget = budgetOf(args.budget);
+  if (args.isolation !== undefined) fields.isolation = args.isolation === "worktree" ? "worktree" : undefined;
   return fields;
 }
 

@@ -22,7 +22,7 @@ export function taskProposeTool({ automations, onCrash, hasWorkers }: Automation
       return {
         title: s.string(), reason: s.string(), prompt: s.string().optional(), triggers: any,
         steps: any, agent: any, model: any, notify: any, session: any, max_runs: any, overlap: any,
-        catch_up: any, expect: any, channels: any, report: any, budget: any, ...(hasWorkers ? { worker: any } : {}),
+        catch_up: any, expect: any, channels: any, report: any, budget: any, isolation: any, ...(hasWorkers ? { worker: any } : {}),
       };
     },
     onCrash,

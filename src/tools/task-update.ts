@@ -20,7 +20,7 @@ export function taskUpdateTool({ automations, onCrash, hasWorkers }: AutomationT
       const any = s.any().optional();
       return {
         id: s.string(), title: any, prompt: any, agent: any, model: any, notify: any, session: any, max_runs: any, overlap: any,
-        catch_up: any, enabled: s.boolean().optional(), expect: any, steps: any, channels: any, report: any, budget: any, report_here: any,
+        catch_up: any, enabled: s.boolean().optional(), expect: any, steps: any, channels: any, report: any, budget: any, isolation: any, report_here: any,
         ...(hasWorkers ? { worker: any } : {}),
       };
     },
