@@ -24,6 +24,7 @@ export function taskReadTool({ automations, onCrash }: AutomationToolDeps) {
         `prompt: ${a.prompt || "none (steps only: no model runs)"}`,
         ...(a.steps?.length ? ["steps (sh -c in the project, in order):", ...stepDefinitionLines(a.steps)] : []),
         ...(a.expect ? [`expect: ${expectText(a.expect)}`] : []),
+        ...(a.isolation === "worktree" ? ["isolation: worktree (each run in a fresh worktree of the default branch; a run that changes nothing leaves no branch)"] : []),
         ...spendLines(automations, a),
         ...(a.channels?.length ? [`channels: ${a.channels.join(", ")}${a.report === "channels" ? " (only: the session is not told)" : " (and this session)"}`] : []),
         "Triggers:",
