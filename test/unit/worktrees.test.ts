@@ -122,11 +122,20 @@ describe("spare checkouts", () => {
     assert.deepEqual(listed.map((w) => w.branch).sort(), [first.branch, second.branch].sort(), "spares are not listed");
   });
 
-  it("without spare: true, makes none", async () => {
+  it("makes none without spare, nor with spare: true for a small project (it checks out quickly)", async () => {
     const { repo, root } = fresh();
     await createWorktree({ repo, root, description: "x", from: "head" });
+    await createWorktree({ repo, root, description: "y", from: "head", spare: true });
     await sparesMade();
     assert.deepEqual(spares(root), []);
+  });
+
+  it("makes one with spare: true for a project of thousands of files", async () => {
+    const files = Object.fromEntries(Array.from({ length: 3500 }, (_, i) => [`src/d${i % 50}/file-${i}.ts`, `${i}\n`]));
+    const { repo, root } = fresh(files);
+    await createWorktree({ repo, root, description: "x", from: "head", spare: true });
+    await sparesMade();
+    assert.equal(spares(root).length, 1);
   });
 });
 
