@@ -27,6 +27,13 @@ export function backgroundOutputTool({ manager, clock, defaultTimeoutSeconds, ma
       timeout: s.number().positive().max(maxTimeoutSeconds).optional(),
       evidence: s.boolean().optional().describe("full lists"),
     }),
+    // The description states the timeout's bounds; they are checked when parsing.
+    shown: (s) => ({
+      task_id: s.string().describe("task/batch id or prefix"),
+      block: s.boolean().optional(),
+      timeout: s.number().optional(),
+      evidence: s.boolean().optional().describe("full lists"),
+    }),
     onCrash,
     async run(args, call) {
       const found = manager.lookup(args.task_id);

@@ -5,11 +5,11 @@ import { TaskError } from "../core/errors.ts";
 import { parseBudget, type Budget } from "../core/budget.ts";
 import { formatBudget } from "../cost/budget-text.ts";
 import { defineTool } from "./tool-kit.ts";
-import { allowExpectCommand, checkExpect, expectArg } from "./expect-arg.ts";
+import { allowExpectCommand, checkExpect, expectArg, shownExpectArg } from "./expect-arg.ts";
 
-const DESCRIPTION = `Run work in a child session: its task id now, the result later. A message's calls are a batch.
-fork: true: child gets this conversation; resume: a task id to go on with.
-expect: files to exist, a command to exit 0, else the child works on.`;
+const DESCRIPTION = `Run work in a child session: task id now, result later. One message's calls form a batch.
+fork: child gets this conversation; resume: a task id to go on with.
+expect: files must exist, command exit 0, else the child works on.`;
 
 type Deps = { manager: TaskManager; onCrash: (message: string, error: unknown) => void; hasWorkers?: boolean; defaultIsolation?: "worktree" | "none" };
 
@@ -22,7 +22,7 @@ export function backgroundTaskTool({ manager, onCrash, hasWorkers = false, defau
     resume: s.string().optional(),
     expect: expectArg(s),
     milestones: s.boolean().optional(),
-    budget: s.object({ usd: s.number().optional(), tokens: s.number().optional() }).optional().describe("tokens: in+out+reasoning, no cache"),
+    budget: s.object({ usd: s.number().optional(), tokens: s.number().optional() }).strict().optional(),
     isolation: s.enum(["worktree", "none"]).optional(),
     worker: s.string().optional(),
   });
@@ -30,8 +30,17 @@ export function backgroundTaskTool({ manager, onCrash, hasWorkers = false, defau
     name: "background_task",
     description: DESCRIPTION,
     args,
-    // Without workers configured, worker is still accepted ("local", "auto") but not shown: every request carries the schema.
-    ...(hasWorkers ? {} : { shown: (s: typeof tool.schema) => { const { worker: _worker, ...rest } = args(s); return rest; } }),
+    // Every request carries the schema: what is shown is lighter than what is parsed (strictly, with
+    // the bounds), and without workers configured, worker is still accepted ("local", "auto") but not shown.
+    shown: (s: typeof tool.schema) => {
+      const { worker, ...rest } = args(s);
+      return {
+        ...rest,
+        expect: shownExpectArg(s),
+        budget: s.any().optional().describe("{usd?,tokens?}; tokens: in+out+reasoning, no cache"),
+        ...(hasWorkers ? { worker } : {}),
+      };
+    },
     onCrash,
     async run(args, call) {
       checkTexts(args);

@@ -12,6 +12,9 @@ export const expectArg = (s: S) =>
     command: s.string().optional().describe("e.g. npm test"),
   }).strict().optional();
 
+/** What the model is shown of `expect`: checked strictly when parsed, shown without "additionalProperties". */
+export const shownExpectArg = (s: S) => s.object({ files: s.array(s.string()).optional(), command: s.string().optional() }).optional();
+
 /** The same for task_create and task_update, kept small (their eight definitions share a token budget); checkExpect does the rest. */
 export const briefExpectArg = (s: S, description?: string) => {
   const arg = s.object({ files: s.array(s.string()).optional(), command: s.string().optional() }).strict().optional();

@@ -1,6 +1,7 @@
 import { AutomationRefusal, errorMessage } from "../core/errors.ts";
 import { defineTool } from "./tool-kit.ts";
 import type { tool } from "@opencode-ai/plugin";
+import { shownExpectArg } from "./expect-arg.ts";
 import { allowRunCommand, allowStepCommands, allowTriggerCommands, budgetShape, fieldArgs, shownStepsArg, shownTriggerArg, toFields, triggerArg, TRIGGERS_DESCRIPTION, webhookLines, withoutWorker, type AutomationToolDeps } from "./automation-args.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
 import { triggerLine } from "../automations/automation-text.ts";
@@ -18,7 +19,7 @@ export function taskCreateTool({ automations, onCrash, hasWorkers }: AutomationT
     description: DESCRIPTION,
     args,
     // Shown looser than parsed (no "additionalProperties"): every request carries it; the parse refuses unknown keys.
-    shown: (s) => withoutWorker({ ...args(s), steps: shownStepsArg(s), budget: budgetShape(s), triggers: s.array(shownTriggerArg(s)).optional().describe(TRIGGERS_DESCRIPTION) }, hasWorkers),
+    shown: (s) => withoutWorker({ ...args(s), steps: shownStepsArg(s), expect: shownExpectArg(s), budget: budgetShape(s), triggers: s.array(shownTriggerArg(s)).optional().describe(TRIGGERS_DESCRIPTION) }, hasWorkers),
     onCrash,
     async run(args, call) {
       if (automations.proposals.proposerOf(call.sessionID)?.by === "discovery") throw new AutomationRefusal("A discovery run only proposes: use task_propose; the user decides.");

@@ -47,7 +47,7 @@ const run = (withAutomation: boolean) => {
 
 test("a project without automations or proposals starts without the automation layer; the first task_* call loads it", () => {
   const seen = run(false);
-  assert.equal(seen.tools, 14, "the task_* tools are registered from the start");
+  assert.equal(seen.tools, 15, "the task_* tools are registered from the start");
   assert.deepEqual(seen.atStart, []);
   assert.deepEqual(seen.afterCall, LAYER);
   assert.doesNotMatch(seen.answer, /failed|not loaded/, seen.answer);

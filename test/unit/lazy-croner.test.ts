@@ -28,5 +28,5 @@ test("starting the plugin does not load croner; the first cron trigger does", ()
   const run = spawnSync("npx", ["bun", "-e", PROBE], { cwd: ROOT, encoding: "utf8" });
   assert.equal(run.status, 0, run.stderr);
   const seen = JSON.parse(run.stdout.trim().split("\n").at(-1)!);
-  assert.deepEqual(seen, { tools: 14, atStart: false, afterCronTrigger: true, kind: "cron" });
+  assert.deepEqual(seen, { tools: 15, atStart: false, afterCronTrigger: true, kind: "cron" });
 });
