@@ -1,4 +1,5 @@
 import { UNSETTLED_STATUSES } from "../core/task.ts";
+import { maskSecrets } from "../core/mask-secrets.ts";
 import type { TaskEvent } from "../core/task-store.ts";
 import { evidenceDetails } from "../evidence/evidence-summary.ts";
 import type { RunEvidence } from "../evidence/evidence-types.ts";
@@ -55,9 +56,9 @@ export function taskPage(data: TaskData, frame: { projects: ProjectRef[]; projec
 <dt>Open in OpenCode</dt><dd><code>opencode --session ${t.id}</code> ${t.worker ? `on worker ${t.worker}${data.worker ? ` (${data.worker.host})` : ""}, in its checkout of the project` : "(in the project's directory)"}</dd>
 </dl>
 ${commandList(data.commands.filter((c) => c.targetId === t.id), now)}
-<h2>Prompt</h2><pre class="text" id="prompt">${t.prompt}</pre>
-${t.result !== undefined ? html`<h2>Result</h2><pre class="text" id="result">${t.result}</pre>` : ""}
-${t.error !== undefined ? html`<h2>Error</h2><pre class="text error" id="error">${t.error}</pre>` : ""}
+<h2>Prompt</h2><pre class="text" id="prompt">${maskSecrets(t.prompt)}</pre>
+${t.result !== undefined ? html`<h2>Result</h2><pre class="text" id="result">${maskSecrets(t.result)}</pre>` : ""}
+${t.error !== undefined ? html`<h2>Error</h2><pre class="text error" id="error">${maskSecrets(t.error)}</pre>` : ""}
 ${t.result === undefined && t.error === undefined ? html`<h2>Result</h2><p class="none" id="result">None yet.</p>` : ""}
 ${evidence.length ? html`<h2>Evidence</h2><pre class="text" id="evidence">${evidence.join("\n")}</pre>` : ""}
 ${tree(t.projectId, data.below ?? [], data.belowSpend)}
