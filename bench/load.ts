@@ -93,7 +93,7 @@ async function waitingRate(mock: MockModel, tasks: number): Promise<Rate> {
   const stack = await startStack({
     mock,
     pluginOptions: { maxConcurrentPerModel: 20, maxConcurrentTotal: 20 },
-    env: { OPENCODE_BACKGROUND_TASKS_STATS_MS: "1000" },
+    env: { OPENCODE_ERRANDS_STATS_MS: "1000" },
   });
   try {
     const parent = await stack.newSession("load: waiting");

@@ -37,7 +37,7 @@ import { isInsideWorktreesRoot, worktreesRoot } from "./worktrees/worktree-paths
 type OnCrash = (message: string, error: unknown) => void;
 
 /** The plugin: the one place where its parts are built, in order, and started. Never throws. */
-export async function backgroundTasksPlugin(input: PluginInput, rawOptions?: unknown): Promise<Hooks> {
+export async function errandsPlugin(input: PluginInput, rawOptions?: unknown): Promise<Hooks> {
   try {
     const options = parseOptions(rawOptions);
     // OpenCode starts the plugin again for each task's worktree directory: that instance stays passive.
@@ -237,11 +237,11 @@ function rememberDirectory(store: Store, input: PluginInput, onCrash: OnCrash): 
 }
 
 /**
- * With OPENCODE_BACKGROUND_TASKS_STATS_MS set, every call the plugin makes to the host is counted
+ * With OPENCODE_ERRANDS_STATS_MS set, every call the plugin makes to the host is counted
  * and the totals are logged at that interval (used by bench/load.ts). Off by default.
  */
 function withStatsLogging(host: Host): { host: Host; stopStats: () => void } {
-  const everyMs = Number(process.env.OPENCODE_BACKGROUND_TASKS_STATS_MS ?? 0);
+  const everyMs = Number(process.env.OPENCODE_ERRANDS_STATS_MS ?? 0);
   if (!(everyMs > 0)) return { host, stopStats: () => {} };
   const counted = countingHost(host);
   const timer = setInterval(() => {

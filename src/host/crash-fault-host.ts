@@ -1,7 +1,7 @@
 import type { Host } from "./host.ts";
 
 /** The environment variable that arms a crash point, and the points it may name. */
-export const CRASH_FAULT_ENV = "OPENCODE_BACKGROUND_TASKS_FAULT";
+export const CRASH_FAULT_ENV = "OPENCODE_ERRANDS_FAULT";
 const FAULTS = ["exit-after-claim", "exit-after-send"] as const;
 
 // What the notifier sends, and nothing else: the outbox marks every notification's payload (`text`,

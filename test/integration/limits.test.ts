@@ -40,7 +40,7 @@ describe("limits and faults on the real host", () => {
       pluginOptions: { maxConcurrentPerModel: 5, maxConcurrentTotal: 20, maxRunSeconds: 4, pollIntervalMs: POLL_MS },
       config: { permission: { bash: "ask" } },
       // The plugin logs its host call totals at this interval: the idle test reads them.
-      env: { OPENCODE_BACKGROUND_TASKS_STATS_MS: String(STATS_MS) },
+      env: { OPENCODE_ERRANDS_STATS_MS: String(STATS_MS) },
     });
   });
   after(async () => {

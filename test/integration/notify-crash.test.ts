@@ -6,7 +6,7 @@ import { ReadModel } from "../../src/store/reads/read-model.ts";
 
 /**
  * The host dies as the notifier sends (a test-only crash point in the host adapter,
- * OPENCODE_BACKGROUND_TASKS_FAULT: src/host/crash-fault-host.ts), after the claim or after the
+ * OPENCODE_ERRANDS_FAULT: src/host/crash-fault-host.ts), after the claim or after the
  * send, and is restarted on the same home and project without it: the parent ends up with the
  * notification exactly once.
  */
@@ -27,7 +27,7 @@ describe("notifications survive a crash of the real host", () => {
 
   /** Launches one task that answers at once; the notifier then kills the host at `fault`. */
   async function crashAt(fault: "exit-after-claim" | "exit-after-send", result: string) {
-    const first = await start({ env: { OPENCODE_BACKGROUND_TASKS_FAULT: fault } });
+    const first = await start({ env: { OPENCODE_ERRANDS_FAULT: fault } });
     const parent = await first.newSession(`parent: ${fault}`);
     const launch = call("background_task", { description: "crash probe", prompt: `REPLY ${result}`, agent: "general" });
     void first.server.client.session.promptAsync({ path: { id: parent }, body: { agent: "build", model: MOCK_MODEL, parts: [{ type: "text", text: launch }] } });

@@ -10,7 +10,7 @@ import { DEFAULT_OPTIONS } from "../../src/options/options.ts";
 import type { TaskStore } from "../../src/core/task-store.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
 import { openSqlite } from "../../src/store/sqlite-driver.ts";
-import { backgroundTasksPlugin } from "../../src/plugin.ts";
+import { errandsPlugin } from "../../src/plugin.ts";
 
 const BUSY = "SQLITE_BUSY: database is locked";
 const WRITES = new Set(["save", "remove", "appendEvent", "enqueueNotification", "markDelivered", "claimNotification", "releaseClaim", "transaction"]);
@@ -128,7 +128,7 @@ describe("plugin start", () => {
     const client = {
       app: { log: async ({ body }: { body: { message: string } }) => void logs.push(body.message) },
     };
-    const hooks = await backgroundTasksPlugin({ client, directory: dir, project: { id: "p" } } as never, { dbPath: path });
+    const hooks = await errandsPlugin({ client, directory: dir, project: { id: "p" } } as never, { dbPath: path });
     assert.ok(logs.some((m) => /Removing old background tasks failed/.test(m)), logs.join("\n"));
     const list = await hooks.tool!.background_list.execute({} as never, { sessionID: PARENT, messageID: "m", agent: "build", abort: new AbortController().signal } as never);
     assert.equal(list, "No background tasks found.");

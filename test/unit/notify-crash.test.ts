@@ -172,7 +172,7 @@ describe("crash-safe outbox on one database shared by two instances", () => {
   });
 });
 
-describe("test-only crash points (OPENCODE_BACKGROUND_TASKS_FAULT), in the host adapter", () => {
+describe("test-only crash points (OPENCODE_ERRANDS_FAULT), in the host adapter", () => {
   /** A notifier on a host armed with `fault`, where dying is only recorded. */
   function armed(fault: string) {
     const f = notifierFixture();
