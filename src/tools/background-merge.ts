@@ -2,7 +2,7 @@ import type { Clock } from "../core/clock.ts";
 import type { TaskManager } from "../core/task-manager.ts";
 import { TaskError, errorMessage } from "../core/errors.ts";
 import type { Task, TaskWorktree } from "../core/task.ts";
-import { mergeWorktree, removeWorktree, unmergedCommitCount, worktreeDiff } from "../worktrees/worktrees.ts";
+import { checkMerge, mergeWorktree, removeWorktree, unmergedCommitCount, worktreeDiff } from "../worktrees/worktrees.ts";
 import { defineTool, type CallContext } from "./tool-kit.ts";
 import { isolatedTask, refuseOutsideCaller, refuseWhileWorking } from "./isolated-task.ts";
 
@@ -25,6 +25,9 @@ export function backgroundMergeTool({ manager, clock, onCrash }: Deps) {
       refuseOutsideCaller(manager, task, call.sessionID);
       refuseWhileWorking(manager, task, args.action);
       if (args.action === "diff") return diff(task);
+      // A merge that would be refused is refused before the user is asked to approve it.
+      const refusal = args.action === "merge" ? await checkMerge(task.worktree) : undefined;
+      if (refusal) return notMerged(task, refusal);
       await approve(call, task, args.action);
       const done = args.action === "merge" ? await merge(task) : await discard(task);
       if (done.removed) manager.recordWorktreeRemoval(task.id, { at: clock.now(), by: args.action, branchKept: false });
@@ -41,15 +44,10 @@ async function diff(task: Owned): Promise<string> {
   return [`Diff of task ${task.id}'s branch ${branch} against its base ${base.slice(0, 7)}:`, text, ...tail].join("\n");
 }
 
+/** Checked again as it merges: the checkout may have changed while the user decided. */
 async function merge(task: Owned): Promise<{ removed: boolean; answer: string }> {
   const result = await mergeWorktree(task.worktree);
-  if (!result.merged) {
-    const files = result.conflicts.length ? ["Conflicting files:", ...result.conflicts.map((f) => `- ${f}`)] : [];
-    return {
-      removed: false,
-      answer: [`Not merged: ${said(result.reason)}`, ...files, `The branch ${task.worktree.branch} and its worktree stay (action "diff" shows it, "discard" drops it).`].join("\n"),
-    };
-  }
+  if (!result.merged) return { removed: false, answer: notMerged(task, result) };
   try {
     const { branchDeleted } = await removeWorktree(task.worktree, { deleteBranch: "if-merged" });
     return { removed: true, answer: `${result.summary} Removed its worktree${branchDeleted ? " and branch" : ""}.` };
@@ -57,6 +55,11 @@ async function merge(task: Owned): Promise<{ removed: boolean; answer: string }>
     // The merge is done: say so, and how to remove what is left.
     return { removed: false, answer: `${result.summary} Its worktree could not be removed (${errorMessage(error)}); \`opencode-errands worktrees --prune\` removes it.` };
   }
+}
+
+function notMerged(task: Owned, refusal: { conflicts: string[]; reason: string }): string {
+  const files = refusal.conflicts.length ? ["Conflicting files:", ...refusal.conflicts.map((f) => `- ${f}`)] : [];
+  return [`Not merged: ${said(refusal.reason)}`, ...files, `The branch ${task.worktree.branch} and its worktree stay (action "diff" shows it, "discard" drops it).`].join("\n");
 }
 
 /** A refusal always says that nothing changed. */
@@ -71,9 +74,9 @@ async function discard(task: Owned): Promise<{ removed: boolean; answer: string 
 }
 
 /**
- * OpenCode's permission prompt, asked before anything changes: merge and discard change the user's
- * repository. Branch names hold no `*` or `?` (git refuses them), so the pattern is no wildcard;
- * "always" allows that action for every branch for the rest of the process.
+ * OpenCode's permission prompt, asked before anything changes (a merge only once it is known to
+ * land): merge and discard change the user's repository. Branch names hold no `*` or `?` (git
+ * refuses them), so the pattern is no wildcard; "always" allows that action for every branch for the rest of the process.
  */
 async function approve(call: CallContext, task: Owned, action: "merge" | "discard"): Promise<void> {
   if (!call.ask) return;

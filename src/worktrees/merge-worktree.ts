@@ -16,11 +16,26 @@ export type MergeResult = { merged: true; summary: string } | { merged: false; c
  * checkout has uncommitted changes to files the branch changes, or when it is mid-merge, mid-rebase
  * or on a detached HEAD.
  */
-export async function mergeWorktree(wt: Worktree, opts: { dryRunIn?: "merge-tree" | "worktree" } = {}): Promise<MergeResult> {
-  return oneAtATime(wt.repo, () => merge(wt, opts));
+export async function mergeWorktree(wt: Worktree, opts: MergeOptions = {}): Promise<MergeResult> {
+  return oneAtATime(wt.repo, async () => {
+    const plan = await mergePlan(wt, opts);
+    return "merged" in plan ? plan : doMerge(wt, plan.target, plan.count);
+  });
 }
 
-async function merge(wt: Worktree, opts: { dryRunIn?: "merge-tree" | "worktree" }): Promise<MergeResult> {
+/**
+ * mergeWorktree's checks alone, changing nothing: the refusal it would give now, or undefined when
+ * the merge can land (asked before the user is; mergeWorktree checks again, the checkout may change).
+ */
+export async function checkMerge(wt: Worktree, opts: MergeOptions = {}): Promise<Extract<MergeResult, { merged: false }> | undefined> {
+  const plan = await oneAtATime(wt.repo, () => mergePlan(wt, opts));
+  return "merged" in plan && !plan.merged ? plan : undefined;
+}
+
+type MergeOptions = { dryRunIn?: "merge-tree" | "worktree" };
+
+/** What to merge into (and how many commits), or the result without merging: a refusal, or nothing to merge. */
+async function mergePlan(wt: Worktree, opts: MergeOptions): Promise<MergeResult | { target: string; count: number }> {
   const target = await currentBranch(wt.repo);
   if (!target) return refused(`The main checkout ${wt.repo} is on a detached HEAD. Check out the branch to merge into, then merge again.`);
   const busy = await operationInProgress(wt.repo);
@@ -43,7 +58,7 @@ async function merge(wt: Worktree, opts: { dryRunIn?: "merge-tree" | "worktree" 
   if (conflicts.length) {
     return refused(`Merging ${wt.branch} into ${target} would conflict. Nothing was changed. Resolve by hand (git merge ${wt.branch} in ${wt.repo}), or discard the branch.`, conflicts);
   }
-  return doMerge(wt, target, count);
+  return { target, count };
 }
 
 const refused = (reason: string, conflicts: string[] = []): MergeResult => ({ merged: false, conflicts, reason });

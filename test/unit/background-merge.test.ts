@@ -27,6 +27,7 @@ function project() {
   const f = coreFixture();
   const asked: Asked[] = [];
   let answer: "once" | "reject" = "once";
+  let whileAsked: () => void = () => {};
 
   /** Calls a tool as the parent's model, with OpenCode's permission prompt answered by `answer`. */
   const call = async (name: string, args: unknown, sessionID = PARENT) => String(await f.tools[name]!.execute(args as never, {
@@ -34,6 +35,7 @@ function project() {
     extra: { model: { id: MODEL.modelID, providerID: MODEL.providerID } },
     ask: async (input: Asked) => {
       asked.push(input);
+      whileAsked();
       if (answer === "reject") throw new Error("The user rejected permission to use this specific tool call.");
     },
   } as never));
@@ -56,7 +58,7 @@ function project() {
   const state = () => ({ head: gitSync(repo, ["rev-parse", "HEAD"]), status: gitSync(repo, ["status", "--porcelain"]), shared: readFileSync(join(repo, "shared.txt"), "utf8") });
   const branchExists = (branch: string) => gitSync(repo, ["branch", "--list", branch]) !== "";
   const recorded = (id: string) => f.store.get(id)!.worktree!;
-  return { f, repo, root, asked, call, isolated, state, branchExists, recorded, reject: () => { answer = "reject"; }, allow: () => { answer = "once"; } };
+  return { f, repo, root, asked, call, isolated, state, branchExists, recorded, reject: () => { answer = "reject"; }, allow: () => { answer = "once"; }, whileAsked: (act: () => void) => { whileAsked = act; } };
 }
 
 describe("background_merge", () => {
@@ -89,10 +91,11 @@ describe("background_merge", () => {
     assert.deepEqual(p.state(), before, "HEAD, status and the file are as they were");
     assert.ok(existsSync(two.wt.path) && p.branchExists(two.wt.branch), "the second's worktree and branch stay");
     assert.equal(p.recorded(two.id).removed, undefined);
+    assert.equal(p.asked.length, 1, "a merge that would conflict is refused before the user is asked");
 
     const again = await p.call("background_merge", { task_id: one.id, action: "merge" });
     assert.match(again, /was merged, with its worktree; nothing is left to act on/);
-    assert.equal(p.asked.length, 2, "no prompt for a task with nothing left");
+    assert.equal(p.asked.length, 1, "no prompt for a task with nothing left");
   });
 
   it("a rejected prompt changes nothing, for merge and for discard", async () => {
@@ -175,6 +178,19 @@ describe("background_merge", () => {
     assert.match(dirty, /- shared\.txt/);
     assert.equal(readFileSync(join(p.repo, "shared.txt"), "utf8"), "the user's own edit\n");
     assert.ok(existsSync(other.wt.path) && p.branchExists(other.wt.branch));
+    assert.equal(p.asked.length, 0, "uncommitted changes in the way: refused before asking");
+  });
+
+  it("checks again after the prompt: a checkout changed while the user decided is refused with nothing changed", async () => {
+    const p = project();
+    const one = await p.isolated("edit shared", { "shared.txt": "one\n" });
+    p.whileAsked(() => writeFileSync(join(p.repo, "shared.txt"), "edited while asked\n"));
+    const out = await p.call("background_merge", { task_id: one.id, action: "merge" });
+    assert.equal(p.asked.length, 1, "it could land when asked");
+    assert.match(out, /^Not merged: The main checkout has uncommitted changes to files bg\/\S+ changes\./);
+    assert.equal(readFileSync(join(p.repo, "shared.txt"), "utf8"), "edited while asked\n");
+    assert.ok(existsSync(one.wt.path) && p.branchExists(one.wt.branch));
+    assert.equal(p.recorded(one.id).removed, undefined);
   });
 
   it("a background child may act only on tasks it launched: a sibling's branch is refused with nothing asked or changed", async () => {
