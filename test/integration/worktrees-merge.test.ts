@@ -10,7 +10,8 @@ import {
 /**
  * The way back from isolated tasks on the real host: background_merge merges a task's branch into
  * the main checkout (asking OpenCode's permission first), refuses a conflicting one with nothing
- * changed, discards; background_clear removes worktrees but keeps a branch with unmerged commits.
+ * changed and nothing asked, discards; background_clear removes worktrees but keeps a branch with
+ * unmerged commits.
  */
 describe("merging, discarding and clearing isolated tasks on the real host", () => {
   let shared: Stack | undefined;
@@ -91,8 +92,9 @@ describe("merging, discarding and clearing isolated tasks on the real host", () 
     assert.equal(worktreeOf(s, a!).removed?.by, "merge");
 
     const before = checkout(s);
-    const second = await mergeCall(s, parent, { task_id: b!, action: "merge" }, "once");
+    const second = await mergeCall(s, parent, { task_id: b!, action: "merge" });
     assert.match(second.out, /^Not merged: Merging \S+ into \S+ would conflict\. Nothing was changed\./);
+    assert.equal((await pendingPermissions(s)).length, 0, "refused before the user is asked");
     assert.match(second.out, /Conflicting files:\n- same\.txt\n/);
     assert.deepEqual(checkout(s), before, "HEAD, status and the file are as they were");
     assert.ok(existsSync(wb.path) && branchExists(s, wb.branch), "the second's worktree and branch stay");
