@@ -100,4 +100,14 @@ describe("what the plugin may run, and who decides (real host)", () => {
     assert.deepEqual(paused.prompts, [], "pausing asks nothing");
     assert.match(paused.out, /Updated/);
   });
+
+  it("removing an approved automation's budget asks; rejected, the budget stays", async () => {
+    const parent = await stack.newSession("approval budget");
+    const created = await use(parent, "task_create", { title: "capped", prompt: "p", triggers: [{ every: "1h" }], budget: { usd_per_day: 2 } }, () => "once");
+    const id = /automation (au\w+)/.exec(created.out)![1]!;
+    const removed = await use(parent, "task_update", { id, budget: {} }, () => "reject");
+    assert.deepEqual(removed.prompts.map((p) => p.permission), ["background_automation"]);
+    assert.match(removed.out, /rejected automation "capped"; the automation is unchanged/);
+    assert.deepEqual(JSON.parse(String(queryDb(dbPath, "SELECT budget FROM automations WHERE id = ?", id)[0]!.budget)), { usdPerDay: 2 });
+  });
 });
