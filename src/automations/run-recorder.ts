@@ -4,7 +4,7 @@ import { ACTIVE_RUN, type Automation, type Run, type Trigger } from "./automatio
 import type { AutomationContext } from "./automation-context.ts";
 import { decideNotify, type RunOutcome } from "./notify-policy.ts";
 import { firedByText, firstLine, pausedLine, pausedText, runNoticeLine, runNotificationText } from "./automation-text.ts";
-import type { ChannelNotice } from "../channels/channel-message.ts";
+import { resultWithBranch, type ChannelNotice } from "../channels/channel-message.ts";
 import { branchLeftBy } from "./run-worktree.ts";
 
 /** A run still `starting` this long after it was claimed was cut off by a crash (a launch takes ~1 s). */
@@ -205,6 +205,7 @@ function channelNotice(a: Automation, run: Run, outcome: RunOutcome, summary: st
   const result = outcome.status === "completed" ? (outcome.result ?? "").trim() : `Error: ${outcome.error ?? outcome.status}`;
   return {
     automation: { id: a.id, title: a.title }, run: { no: run.runNo ?? 0, id: run.id }, status: outcome.status,
-    trigger: firedByText(run, trigger), summary, result, ...(run.taskId ? { taskId: run.taskId } : {}),
+    trigger: firedByText(run, trigger), summary, result: resultWithBranch(result, run.branch),
+    ...(run.taskId ? { taskId: run.taskId } : {}), ...(run.branch ? { branch: run.branch } : {}),
   };
 }

@@ -1,11 +1,11 @@
 import { errorMessage } from "../core/errors.ts";
-import type { Task } from "../core/task.ts";
+import type { Task, TaskWorktree } from "../core/task.ts";
 import { ACTIVE_RUN, runName, type Automation, type FiredBy, type Run } from "./automation.ts";
 import type { AutomationContext } from "./automation-context.ts";
 import type { NewRun } from "../store/automation-repository.ts";
 import type { RunRecorder } from "./run-recorder.ts";
 import { runContextLine } from "./automation-text.ts";
-import { StepPhase } from "./step-phase.ts";
+import { runDescription, StepPhase, type RunWorktree } from "./step-phase.ts";
 import { workspaceBlock } from "./workspace-block.ts";
 import type { AutomationSpending } from "./automation-spending.ts";
 import { runBudget } from "./automation-budget.ts";
@@ -26,7 +26,7 @@ export class RunStarter {
   readonly steps: StepPhase;
 
   constructor(private ctx: AutomationContext, private recorder: RunRecorder, private spending: AutomationSpending) {
-    this.steps = new StepPhase(ctx, recorder, (a, run, text) => this.launchAfterSteps(a, run, text));
+    this.steps = new StepPhase(ctx, recorder, (a, run, text, isolated) => this.launchAfterSteps(a, run, text, isolated));
   }
 
   /**
@@ -126,19 +126,22 @@ export class RunStarter {
     return { run: store.run(run.id) ?? run };
   }
 
-  private async launchAfterSteps(a: Automation, run: Run, stepsText: string): Promise<Task | undefined> {
+  /** `isolated`: the worktree the steps ran in; the task works there, or a failed launch settles it (the run names what it left). */
+  private async launchAfterSteps(a: Automation, run: Run, stepsText: string, isolated?: RunWorktree): Promise<Task | undefined> {
     try {
-      return await this.startRunTask(a, run, stepsText);
+      return await this.startRunTask(a, run, stepsText, isolated?.worktree);
     } catch (error) {
-      this.failLaunch(run, error);
+      // A task saved before the refusal holds the worktree now: its settle ends the run.
+      const branch = this.ctx.store.run(run.id)?.taskId === undefined ? await isolated?.settle() : undefined;
+      this.failLaunch(run, error, branch);
       return undefined;
     }
   }
 
   /** Starts the run's background task and records it on the run; throws when the host refuses. */
-  private async startRunTask(a: Automation, run: Run, stepsText?: string): Promise<Task | undefined> {
+  private async startRunTask(a: Automation, run: Run, stepsText?: string, worktree?: TaskWorktree): Promise<Task | undefined> {
     const { store, manager } = this.ctx;
-    const { task, note } = await this.startTask(a, run, stepsText);
+    const { task, note } = await this.startTask(a, run, stepsText, worktree);
     store.transaction(() => {
       // Still starting: its task began (a task that settled at once has ended the run already).
       if (store.run(run.id)?.status === "starting") this.ctx.runs.move(run.id, "running");
@@ -149,16 +152,16 @@ export class RunStarter {
     return manager.get(task.id);
   }
 
-  private failLaunch(run: Run, error: unknown): void {
+  private failLaunch(run: Run, error: unknown, branch?: string): void {
     const { store } = this.ctx;
     store.transaction(() => {
       const current = store.run(run.id);
-      if (current && ACTIVE_RUN.includes(current.status)) this.recorder.finish(current, { status: "error", error: `The run did not start: ${errorMessage(error)}` }, current.taskId);
+      if (current && ACTIVE_RUN.includes(current.status)) this.recorder.finish(branch ? { ...current, branch } : current, { status: "error", error: `The run did not start: ${errorMessage(error)}` }, current.taskId);
     });
   }
 
-  /** `stepsText`: the outcome of the run's steps, put after the prompt. */
-  private async startTask(a: Automation, run: Run, stepsText?: string): Promise<{ task: Task; note?: string }> {
+  /** `stepsText`: the outcome of the run's steps, put after the prompt; `worktree`: the one they ran in. */
+  private async startTask(a: Automation, run: Run, stepsText?: string, worktree?: TaskWorktree): Promise<{ task: Task; note?: string }> {
     const { manager, store } = this.ctx;
     const trigger = run.triggerId ? store.trigger(run.triggerId) : undefined;
     const workspace = this.ctx.config.workspaceContext ? await workspaceBlock(this.ctx.config.directory) : undefined;
@@ -178,9 +181,9 @@ export class RunStarter {
     const prompt = runPrompt(runContextLine(a, run, trigger, note), workspace, a.prompt, stepsText);
     const task = await manager.launch({
       parentSessionID: a.reportTo, parentMessageID: runName(a.id, run.runNo!), parentAgent: a.reportAgent,
-      parentModel: a.reportModel, description: `${a.title} (automation run #${run.runNo})`, prompt, agent: a.agent,
+      parentModel: a.reportModel, description: runDescription(a, run), prompt, agent: a.agent,
       model: a.model, notify: false, extras: { expect: a.expect }, ...(a.worker ? { worker: a.worker } : {}),
-      ...(a.isolation === "worktree" ? { isolation: "worktree" as const, worktreeBase: "default-branch" as const } : {}),
+      ...(a.isolation === "worktree" ? { isolation: "worktree" as const, worktreeBase: "default-branch" as const, ...(worktree ? { worktree } : {}) } : {}),
       onSaved: (saved) => this.ctx.runs.link(run.id, saved.id), ...budgetOf(runBudget(a.budget)),
     });
     return { task, note };

@@ -1,5 +1,5 @@
-import type { Task } from "../core/task.ts";
-import { removeWorktree, settleWorktree } from "../worktrees/worktrees.ts";
+import type { Task, TaskWorktree } from "../core/task.ts";
+import { nameBranch, removeWorktree, settleWorktree } from "../worktrees/worktrees.ts";
 
 /**
  * After an isolated run's task settled: its work committed (a cancelled child's too), then the
@@ -13,4 +13,23 @@ export async function branchLeftBy(task: Task): Promise<string | undefined> {
   if (changes.changed) return branch;
   await removeWorktree(worktree, { deleteBranch: true });
   return undefined;
+}
+
+/**
+ * After an isolated run that ended without a task (steps only, or its task never started): its
+ * work committed as one commit, the branch named after the run and kept only when something
+ * changed; the worktree's directory always goes (no task holds it). Returns the branch kept.
+ */
+export async function branchLeftByRun(made: TaskWorktree, runId: number, description: string): Promise<string | undefined> {
+  const { path, branch, base, repo } = made;
+  const worktree = { path, branch, base, repo };
+  const changes = await settleWorktree(worktree, `automation run ${runId} "${description}"`);
+  if (!changes.changed) {
+    await removeWorktree(worktree, { deleteBranch: true });
+    return undefined;
+  }
+  // A branch that cannot be renamed keeps its first name: the work is on it all the same.
+  const named = await nameBranch(worktree, `run${runId}`, description).catch(() => worktree);
+  await removeWorktree(named, { deleteBranch: false });
+  return named.branch;
 }

@@ -17,12 +17,19 @@ export type ChannelNotice = {
   /** The run's result (or error), capped at RESULT_CAP characters. */
   result: string;
   taskId?: string;
+  /** isolation "worktree": the branch the run left its changes on (the result's first line says so). */
+  branch?: string;
   /** The run's page on the dashboard, when one is served. */
   dashboardUrl?: string;
 };
 
 export const WORDS = { completed: "completed", error: "failed", cancelled: "was cancelled" } as const;
 export const EMOJI = { completed: "✅", error: "❌", cancelled: "⏹️" } as const;
+
+/** The result a channel shows: an isolated run's branch first, in one short line, so no format's cut drops it. */
+export function resultWithBranch(result: string, branch: string | undefined): string {
+  return branch ? `Changes on branch ${branch}.\n${result}` : result;
+}
 
 /** "Nightly tests run #3 failed". */
 export function headline(n: ChannelNotice): string {

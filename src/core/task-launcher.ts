@@ -28,6 +28,11 @@ export type LaunchInput = {
   isolation?: "worktree" | "none";
   /** With isolation "worktree": the commit it starts from; default "head". */
   worktreeBase?: WorktreeBase;
+  /**
+   * With isolation "worktree": a worktree the caller made already (an automation run's steps ran
+   * there); the task takes it as its own. A failed launch leaves it to the caller.
+   */
+  worktree?: TaskWorktree;
   /** The task tree's spending limit; absent: the taskBudget option's, else none. */
   budget?: Budget;
   /**
@@ -99,7 +104,7 @@ export class TaskLauncher {
     const title = `${input.description} (@${input.agent} background)`;
     const place = await this.workplace(worker, input);
     const id = await this.createChild(worker, input, title, place).catch(async (error) => {
-      if (place.own) await ctx.worktrees?.remove(place.own).catch((e) => ctx.log.error("Could not remove the worktree of a child that was not created", e));
+      if (place.own && !input.worktree) await ctx.worktrees?.remove(place.own).catch((e) => ctx.log.error("Could not remove the worktree of a child that was not created", e));
       throw error;
     });
     const worktree = place.own && await this.nameBranch(place.own, id, input.description);
@@ -168,6 +173,7 @@ export class TaskLauncher {
     const inherited = workdirOf(ctx.store, input.parentSessionID);
     if (inherited) return { directory: inherited };
     if (input.isolation !== "worktree") return {};
+    if (input.worktree) return { own: input.worktree, directory: input.worktree.workdir ?? input.worktree.path };
     if (!ctx.worktrees) throw new TaskError('isolation "worktree" is not available in this build. Leave out isolation.');
     const own = await ctx.worktrees.create(input.description, input.worktreeBase ?? "head");
     return { own, directory: own.workdir ?? own.path };

@@ -76,6 +76,8 @@ export class TaskManager<Hooks extends TaskHooks = TaskHooks> {
   readonly life: TaskLifecycle;
   /** The hooks built by `parts.hooks` (the composition root gets its evidence service here); none: `{}`. */
   readonly hooks: Hooks;
+  /** The git side of isolation (a layer above makes a worktree before a launch: an automation run's steps). */
+  readonly worktrees?: WorktreeSupport;
   private ctx: CoreContext;
   private notifier: ParentNotifier;
   private waiters: SettleWaiters;
@@ -96,6 +98,7 @@ export class TaskManager<Hooks extends TaskHooks = TaskHooks> {
     this.health = new StoreHealth(clock);
     const ctx: CoreContext = { host, store: this.health.watch(store), clock, log: new CoreLog(host), spend, worktrees };
     this.ctx = ctx;
+    this.worktrees = worktrees;
     this.notifier = new ParentNotifier({ host, store: ctx.store, clock, resultCap: config.resultCapChars, onError: (m, e) => ctx.log.error(m, e), claimer });
     this.waiters = new SettleWaiters(clock);
     this.hooks = hooks?.(this.runningTasks()) ?? ({} as Hooks);

@@ -1,4 +1,5 @@
 import { after } from "node:test";
+import type { WorktreeSupport } from "../../src/core/task-worktree.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -32,9 +33,9 @@ export function tempDb() {
  * The task core on a fake host and fake clock, over SQLite, with the automation layer on the same
  * connection. Pass `dbPath` to put a second fixture on the same database file.
  */
-export function automationFixture(dbPath: string, overrides: Partial<Options> = {}, events?: { loaders?: SourceLoaders; directory?: string; channels?: ChannelSink; spend?: SpendPort }) {
+export function automationFixture(dbPath: string, overrides: Partial<Options> = {}, events?: { loaders?: SourceLoaders; directory?: string; channels?: ChannelSink; spend?: SpendPort; worktrees?: WorktreeSupport }) {
   const store = SqliteTaskStore.open({ path: dbPath, projectId: "proj" });
-  const core = coreFixture({ automationFailurePause: 2, ...overrides }, store);
+  const core = coreFixture({ automationFailurePause: 2, ...overrides }, store, events?.worktrees ? { worktrees: events.worktrees } : {});
   const autoStore = new AutomationRepository(store.db, "proj");
   const ctx = new AutomationContext(autoStore, core.manager, core.host, core.clock, {
     failurePause: overrides.automationFailurePause ?? 2, resultCap: 10_000,
