@@ -71,4 +71,26 @@ describe("isolated automation runs on the real host", () => {
     await s.say(parent, call("task_read", { id: writes }));
     assert.match((await toolOutputs(s, parent, "task_read")).at(-1) ?? "", new RegExp(`run #1 completed .*; branch ${wt.branch.replace(/[/]/g, "\\/")}`));
   });
+  it("an isolated run's steps write in its worktree: the checkout is untouched and the branch holds the file", { timeout: 90_000 }, async () => {
+    const s = stack!;
+    const project = s.server.projectDir;
+    const git = (...args: string[]) => execFileSync("git", args, { cwd: project, encoding: "utf8" }).trim();
+    const parent = await s.newSession("parent: isolated steps");
+    const steps = [{ name: "write", run: "echo from-the-step > step-made.txt && pwd" }];
+    await s.say(parent, call("task_create", { title: "step writes", prompt: "REPLY the step wrote", steps, isolation: "worktree", notify: "always" }));
+    const out = (await toolOutputs(s, parent, "task_create")).at(-1) ?? "";
+    const id = /Created automation (au\w+)/.exec(out)?.[1];
+    assert.ok(id, out);
+    await s.say(parent, call("task_run", { id }));
+    type RunRow = { status: string; branch: string | null; summary: string; steps: string };
+    const run = await waitUntil(() => {
+      const r = queryDb<RunRow>(pluginDbPath(s.server), "SELECT status, branch, summary, steps FROM automation_runs WHERE automation_id = ? AND run_no = 1", id)[0];
+      return r && r.status !== "running" && r.status !== "starting" ? r : undefined;
+    }, { timeoutMs: 30_000, what: "the run with steps to end" });
+    assert.equal(run.status, "completed", run.summary);
+    assert.equal(existsSync(join(project, "step-made.txt")), false, "the step did not write in the main checkout");
+    assert.doesNotMatch(JSON.parse(run.steps)[0].tail, new RegExp(`^${project}$`), "the step's working directory was not the checkout");
+    assert.match(run.branch ?? "", /^bg\/\w+-step-writes/);
+    assert.equal(git("show", `${run.branch}:step-made.txt`), "from-the-step");
+  });
 });
