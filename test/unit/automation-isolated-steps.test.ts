@@ -16,12 +16,13 @@ const temp = tempDirs("auto-isolated-steps-");
 after(temp.cleanup);
 
 /** A git project (or a plain folder, `git: false`) with the automation layer on a fake host; worktrees under its own root. */
-function setup({ git = true } = {}) {
+function setup({ git = true, sub = "" } = {}) {
   const dir = temp.make();
-  const repo = join(dir, "repo");
+  const top = join(dir, "repo");
+  const repo = join(top, sub);
   const root = join(dir, "data", "worktrees");
-  mkdirSync(repo);
-  if (git) initRepo(repo);
+  mkdirSync(repo, { recursive: true });
+  if (git) initRepo(top, sub ? { [`${sub}/package.json`]: "{}\n" } : undefined);
   const db = tempDb();
   const sent: ChannelNotice[] = [];
   const channels = { names: () => ["team"], enqueue: (notice: ChannelNotice) => void sent.push(notice), statusLines: () => [] };
@@ -90,6 +91,15 @@ describe("isolated automation runs with steps", () => {
     const run = await waitFor(() => { const r = f.autoStore.run(started.id)!; return r.status === "completed" ? r : undefined; }, "the run to end", 10_000);
     assert.equal(run.branch, f.manager.get(task.id)!.worktree!.branch);
     assert.equal(gitSync(repo, ["show", `${run.branch}:prep.txt`]), "prepared");
+  });
+
+  it("a project that is a subfolder of its repository: the steps run in the same subfolder of the worktree", async () => {
+    const { repo, isolated, runToEnd } = setup({ sub: "packages/app" });
+    const run = await runToEnd(isolated([{ name: "write", run: "echo sub > made.txt && pwd" }]).id);
+    assert.equal(run.status, "completed", run.summary);
+    assert.match(run.steps![0]!.tail ?? "", /\/data\/worktrees\/[^/]+\/packages\/app$/);
+    assert.equal(gitSync(repo, ["show", `${run.branch}:packages/app/made.txt`]), "sub");
+    assert.equal(existsSync(join(repo, "made.txt")), false);
   });
 
   it("no worktree can be made (not a git repository): the run fails with the reason and no step runs", async () => {
