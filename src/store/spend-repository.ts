@@ -11,6 +11,8 @@ const UPSERT = `INSERT INTO task_spend (project_id, task_id, message_id, input, 
 const BY_TASK = `SELECT task_id, SUM(input) AS input, SUM(output) AS output, SUM(reasoning) AS reasoning,
     SUM(cache_read) AS cache_read, SUM(cache_write) AS cache_write, SUM(cost_usd) AS cost_usd, COUNT(*) AS requests
   FROM task_spend WHERE project_id = ? AND task_id IN (SELECT value FROM json_each(?)) GROUP BY task_id`;
+const OF_ONE_TASK = `SELECT SUM(input) AS input, SUM(output) AS output, SUM(reasoning) AS reasoning, SUM(cache_read) AS cache_read,
+    SUM(cache_write) AS cache_write, SUM(cost_usd) AS cost_usd, COUNT(*) AS requests FROM task_spend WHERE project_id = ? AND task_id = ?`;
 const OF_TASK = `SELECT message_id, input, output, reasoning, cache_read, cache_write, cost_usd FROM task_spend WHERE project_id = ? AND task_id = ?`;
 // Every project's: the daily budget is the machine's. A task counts on the day it was launched.
 const COST_SINCE = `SELECT COALESCE(SUM(s.cost_usd), 0) AS cost_usd FROM tasks t
@@ -23,22 +25,20 @@ const BUDGETS_ABOVE = `WITH RECURSIVE up(id, parent, usd, tokens, depth) AS (
       JOIN tasks t ON t.project_id = ? AND t.id = up.parent WHERE up.depth < 63)
   SELECT id, usd, tokens FROM up WHERE usd IS NOT NULL OR tokens IS NOT NULL ORDER BY depth`;
 
-type Unwritten = { taskId: string; messageId: string; spend: Spend };
-
 /**
  * Each task's model requests (one row per assistant message) and what they cost.
  *
  * With `writeBehindMs` (the plugin's store), a put is kept and written with the others of that
  * time in one transaction: a commit per request cost 14 µs p50 / 62 µs p99 on the event path,
- * a row in a batch about 4 µs, off it. Every read through this repository writes the kept rows
- * first, so this process always reads what it recorded; other connections see them at most
- * `writeBehindMs` later (or at close).
+ * a row in a batch about 4 µs, off it. This process always reads what it recorded: the task
+ * totals (the settle's spend line) add the kept rows to the written ones, the other reads write
+ * the kept rows first. Other connections see them at most `writeBehindMs` later (or at close).
  */
 export class SpendRepository implements SpendRows {
   private statements = new StatementCache();
   private upsert: SqliteStatement | undefined;
   /** Rows not written yet, by task and message: a repeat replaces its row, as the upsert does. */
-  private unwritten = new Map<string, Unwritten>();
+  private unwritten = new Map<string, Map<string, Spend>>();
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** Why the last timed write failed: the next put writes at once, so its caller hears it. */
   private failure: unknown;
@@ -48,7 +48,9 @@ export class SpendRepository implements SpendRows {
   /** A message's latest numbers: one row per task and message id, so a repeat (or another process) overwrites, never adds. */
   put(taskId: string, messageId: string, spend: Spend): void {
     if (this.writeBehindMs <= 0) return this.write(taskId, messageId, spend);
-    this.unwritten.set(`${taskId}\n${messageId}`, { taskId, messageId, spend });
+    let kept = this.unwritten.get(taskId);
+    if (!kept) this.unwritten.set(taskId, (kept = new Map()));
+    kept.set(messageId, spend);
     // After a failed write, at once: the caller hears the error.
     if (this.failure !== undefined) this.flush();
     else this.flushLater(this.writeBehindMs);
@@ -59,7 +61,9 @@ export class SpendRepository implements SpendRows {
     if (this.unwritten.size === 0) return;
     try {
       this.db.transaction(() => {
-        for (const row of this.unwritten.values()) this.write(row.taskId, row.messageId, row.spend);
+        for (const [taskId, kept] of this.unwritten) {
+          for (const [messageId, spend] of kept) this.write(taskId, messageId, spend);
+        }
       });
     } catch (error) {
       this.failure = error;
@@ -96,19 +100,44 @@ export class SpendRepository implements SpendRows {
     this.upsert.run(this.projectId, taskId, messageId, t.input, t.output, t.reasoning, t.cacheRead, t.cacheWrite, spend.costUsd);
   }
 
+  /**
+   * Read at every settle (inside its transaction), so it writes nothing: a task this process keeps
+   * rows of is read message by message, the kept numbers replacing the written ones (a leaf task's
+   * settle: a primary-key range, a few rows); the others are summed by the database.
+   */
   ofTasks(taskIds: readonly string[]): Map<string, Spend> {
     const out = new Map<string, Spend>();
-    if (taskIds.length === 0) return out;
-    for (const r of this.sql(BY_TASK).all(this.projectId, JSON.stringify(taskIds))) {
-      out.set(String(r.task_id), { ...spendOf(r), requests: Number(r.requests) });
+    const summed: string[] = [];
+    for (const id of taskIds) {
+      const kept = this.unwritten.get(id);
+      if (!kept) {
+        summed.push(id);
+        continue;
+      }
+      const messages = this.writtenMessagesOf(id);
+      for (const [messageId, spend] of kept) messages.set(messageId, spend);
+      out.set(id, sumOf(messages.values()));
+    }
+    if (summed.length === 1) {
+      const r = this.statements.prepare(this.db, OF_ONE_TASK).get(this.projectId, summed[0]);
+      if (r && Number(r.requests) > 0) out.set(summed[0]!, { ...spendOf(r), requests: Number(r.requests) });
+    } else if (summed.length > 1) {
+      for (const r of this.statements.prepare(this.db, BY_TASK).all(this.projectId, JSON.stringify(summed))) {
+        out.set(String(r.task_id), { ...spendOf(r), requests: Number(r.requests) });
+      }
     }
     return out;
   }
 
   /** One task's own model requests, by message id. */
   messagesOf(taskId: string): Map<string, Spend> {
+    this.flushQuietly();
+    return this.writtenMessagesOf(taskId);
+  }
+
+  private writtenMessagesOf(taskId: string): Map<string, Spend> {
     const out = new Map<string, Spend>();
-    for (const r of this.sql(OF_TASK).all(this.projectId, taskId)) out.set(String(r.message_id), { ...spendOf(r), requests: 1 });
+    for (const r of this.statements.prepare(this.db, OF_TASK).all(this.projectId, taskId)) out.set(String(r.message_id), { ...spendOf(r), requests: 1 });
     return out;
   }
 
@@ -138,6 +167,21 @@ function spendOf(r: SqlRow): Omit<Spend, "requests"> {
     tokens: { input: Number(r.input), output: Number(r.output), reasoning: Number(r.reasoning), cacheRead: Number(r.cache_read), cacheWrite: Number(r.cache_write) },
     costUsd: Number(r.cost_usd),
   };
+}
+
+/** The spends added up (the store imports no feature code to do it). */
+function sumOf(spends: Iterable<Spend>): Spend {
+  const total: Spend = { tokens: { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 }, costUsd: 0, requests: 0 };
+  for (const s of spends) {
+    total.tokens.input += s.tokens.input;
+    total.tokens.output += s.tokens.output;
+    total.tokens.reasoning += s.tokens.reasoning;
+    total.tokens.cacheRead += s.tokens.cacheRead;
+    total.tokens.cacheWrite += s.tokens.cacheWrite;
+    total.costUsd += s.costUsd;
+    total.requests += s.requests;
+  }
+  return total;
 }
 
 function unref<T>(timer: T): T {

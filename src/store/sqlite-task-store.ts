@@ -55,6 +55,8 @@ export class SqliteTaskStore implements TaskStore {
     /** Shared with the other repositories (Store), so their writes join this one's transactions. Tests reach it; src outside store does not. */
     readonly db: SqliteDatabase,
     readonly projectId: string,
+    /** Before tasks are removed (in the removal's transaction): the Store writes the spend rows it keeps, so the removal takes them too. */
+    private beforeRemove?: () => void,
   ) {}
 
   get path(): string {
@@ -167,6 +169,7 @@ export class SqliteTaskStore implements TaskStore {
 
   private removeTasks(ids: string[], { keepUndelivered }: { keepUndelivered: boolean }): void {
     if (ids.length === 0) return;
+    this.beforeRemove?.();
     const json = JSON.stringify(ids);
     const notifications = keepUndelivered ? "AND delivered_at IS NOT NULL" : "";
     this.sql(`DELETE FROM task_events WHERE project_id = ? AND task_id IN (${IDS})`).run(this.projectId, json);

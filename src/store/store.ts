@@ -42,7 +42,7 @@ export class Store {
   }
 
   private constructor(private readonly db: SqliteDatabase, readonly projectId: string) {
-    this.taskStore = new SqliteTaskStore(db, projectId);
+    this.taskStore = new SqliteTaskStore(db, projectId, () => this.spend.flush());
     this.tasks = this.taskStore;
     this.evidence = new SqliteEvidenceStore(db, projectId);
     this.commands = new CommandRepository(db);
