@@ -75,8 +75,9 @@ describe("the dashboard served from inside OpenCode", () => {
     assert.equal((running.match(/<tr data-request=/g) ?? []).length, 1);
     const done = await waitUntil(async () => {
       const page = await get(href);
-      return /id="task-status"><span class="status s-completed">/.test(page) && (page.match(/<tr data-request=/g) ?? []).length === 2 ? page : undefined;
-    }, { timeoutMs: 20_000, what: "the task completed with two requests" });
+      // The spend line reads the database, where a request's row lands up to 100 ms after it is recorded (written behind).
+      return /id="task-status"><span class="status s-completed">/.test(page) && (page.match(/<tr data-request=/g) ?? []).length === 2 && /in 2 requests/.test(page) ? page : undefined;
+    }, { timeoutMs: 20_000, what: "the task completed with two requests, both in its spend" });
     assert.match(done, /id="task-spend"><span class="spend">\$0\.054 · 10\.0k tok<\/span> in 2 requests/);
     assert.match(done, /<td>mock\/mock-model<\/td><td class="spend">\$0\.027 · 5\.0k tok<\/td><td>in 4\.0k · out 1\.0k<\/td>/);
     assert.match(done, /<details class="tool-call" data-key="[^"]+"><summary>bash <span class="status s-completed">completed<\/span>/);
