@@ -1,7 +1,7 @@
 import { describe, it, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { systemClock, type Clock } from "../../src/core/clock.ts";
@@ -38,6 +38,12 @@ function spec(command: string, diff: CommandSpec["diff"], timeoutMs = 5_000): Co
   return { kind: "command", command, every: "50ms", everyMs: 50, diff, timeout: `${timeoutMs}ms`, timeoutMs };
 }
 
+/** A file's new content in one step: a check running `cat` at that moment never reads it half written (truncated). */
+const put = (path: string, text: string) => {
+  writeFileSync(`${path}.tmp`, text);
+  renameSync(`${path}.tmp`, path);
+};
+
 const waitFor = (probe: () => boolean, what: string) => waitForEffect(probe, what, 8_000);
 
 const tempDir = () => mkdtempSync(join(tmpdir(), "command-source-"));
@@ -59,13 +65,13 @@ afterEach(async () => {
 describe("command trigger source", () => {
   it("full: the first check records a baseline and fires nothing; a changed output fires with a unified diff", async () => {
     const dir = tempDir();
-    writeFileSync(join(dir, "out.txt"), "a\nb\nc\n");
+    put(join(dir, "out.txt"), "a\nb\nc\n");
     const ctx = fakeContext(dir);
     await start(spec(`${COUNT}; cat out.txt`, "full"), ctx);
     await waitChecks(dir, 3);
     assert.equal(ctx.events.length, 0, "the baseline and unchanged checks fire nothing");
     assert.equal(ctx.saves.length, 1, "only the baseline is written while nothing changes");
-    writeFileSync(join(dir, "out.txt"), "a\nB\nc\nd\n");
+    put(join(dir, "out.txt"), "a\nB\nc\nd\n");
     await waitFor(() => ctx.events.length === 1, "one event");
     const [event] = ctx.events;
     assert.equal(event!.summary, "`echo x >> checks; cat out.txt` output changed (2 lines added, 1 removed)");
@@ -77,15 +83,15 @@ describe("command trigger source", () => {
 
   it("hash: fires with the new output on a change, not on an exit code change alone", async () => {
     const dir = tempDir();
-    writeFileSync(join(dir, "out.txt"), "one\n");
-    writeFileSync(join(dir, "code"), "0");
+    put(join(dir, "out.txt"), "one\n");
+    put(join(dir, "code"), "0");
     const ctx = fakeContext(dir);
     await start(spec(`${COUNT}; cat out.txt; exit $(cat code)`, "hash"), ctx);
     await waitChecks(dir, 1);
-    writeFileSync(join(dir, "code"), "1");
+    put(join(dir, "code"), "1");
     await waitChecks(dir, checksIn(dir) + 2);
     assert.equal(ctx.events.length, 0);
-    writeFileSync(join(dir, "out.txt"), "two\n");
+    put(join(dir, "out.txt"), "two\n");
     await waitFor(() => ctx.events.length === 1, "one event");
     assert.match(ctx.events[0]!.summary, /^`echo x >> checks; cat out\.txt; exit \$\(cat code\)` output changed$/);
     assert.equal(ctx.events[0]!.data, "New output:\ntwo\n");
@@ -94,16 +100,16 @@ describe("command trigger source", () => {
 
   it("exit_code: fires on 0 -> 1 and 1 -> 0 only, not on an output change", async () => {
     const dir = tempDir();
-    writeFileSync(join(dir, "code"), "0");
+    put(join(dir, "code"), "0");
     const ctx = fakeContext(dir);
     await start(spec(`${COUNT}; date +%N; echo failing >&2; exit $(cat code)`, "exit_code"), ctx);
     await waitChecks(dir, 3);
     assert.equal(ctx.events.length, 0, "the output changes every check; the exit code does not");
     assert.equal(ctx.saves.length, 1);
-    writeFileSync(join(dir, "code"), "1");
+    put(join(dir, "code"), "1");
     await waitFor(() => ctx.events.length === 1, "the 0 -> 1 event");
     await waitChecks(dir, checksIn(dir) + 2);
-    writeFileSync(join(dir, "code"), "0");
+    put(join(dir, "code"), "0");
     await waitFor(() => ctx.events.length === 2, "the 1 -> 0 event");
     await waitChecks(dir, checksIn(dir) + 2);
     assert.deepEqual(
@@ -118,7 +124,7 @@ describe("command trigger source", () => {
     const ctx = fakeContext(dir);
     const source = await start(spec(`${COUNT}; echo $$ >> pgids; if [ -f hang ]; then sleep 30 & sleep 30; fi; echo same`, "hash", 300), ctx);
     await waitChecks(dir, 1);
-    writeFileSync(join(dir, "hang"), "");
+    put(join(dir, "hang"), "");
     await waitFor(() => ctx.events.length === 1, "the timeout event");
     assert.match(ctx.events[0]!.summary, /` exit code 0 -> timed out after 300ms$/);
     assert.match(ctx.events[0]!.data!, /^timed out after 300ms \(was exit code 0\)/);
@@ -137,7 +143,7 @@ describe("command trigger source", () => {
 
   it("a restart compares against the stored baseline: unchanged fires nothing, changed while down fires once, caught up", async () => {
     const dir = tempDir();
-    writeFileSync(join(dir, "out.txt"), "v1\n");
+    put(join(dir, "out.txt"), "v1\n");
     const s = spec(`${COUNT}; cat out.txt`, "full");
     const first = fakeContext(dir);
     const a = await start(s, first);
@@ -151,7 +157,7 @@ describe("command trigger source", () => {
     assert.equal(second.events.length, 0, "unchanged output after a restart fires nothing");
     assert.equal(second.saves.length, 0);
 
-    writeFileSync(join(dir, "out.txt"), "v2\n");
+    put(join(dir, "out.txt"), "v2\n");
     const third = fakeContext(dir, second.state);
     await start(s, third);
     await waitFor(() => third.events.length === 1, "the change made while down");
@@ -203,18 +209,18 @@ describe("command trigger source", () => {
 
   it("output with shell metacharacters is never executed", async () => {
     const dir = tempDir();
-    writeFileSync(join(dir, "out.txt"), "$(touch pwned1)\n");
+    put(join(dir, "out.txt"), "$(touch pwned1)\n");
     for (const diff of ["full", "hash", "exit_code"] as const) {
       const ctx = fakeContext(dir);
       await start(spec(`${COUNT}; cat out.txt; exit $(cat code 2>/dev/null || echo 0)`, diff), ctx);
       await waitFor(() => ctx.saves.length === 1, "the baseline");
-      writeFileSync(join(dir, "out.txt"), "`touch pwned2`; touch pwned3 && $(touch pwned4)\n");
-      writeFileSync(join(dir, "code"), "1");
+      put(join(dir, "out.txt"), "`touch pwned2`; touch pwned3 && $(touch pwned4)\n");
+      put(join(dir, "code"), "1");
       await waitFor(() => ctx.events.length === 1, `the ${diff} event`);
       assert.match(ctx.events[0]!.data!, /`touch pwned2`; touch pwned3 && \$\(touch pwned4\)/);
       await Promise.all(running.splice(0).map((s) => s.stop()));
-      writeFileSync(join(dir, "out.txt"), "$(touch pwned1)\n");
-      writeFileSync(join(dir, "code"), "0");
+      put(join(dir, "out.txt"), "$(touch pwned1)\n");
+      put(join(dir, "code"), "0");
     }
     for (const n of [1, 2, 3, 4]) assert.equal(existsSync(join(dir, `pwned${n}`)), false, `pwned${n} was created`);
   });
