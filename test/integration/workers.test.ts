@@ -127,7 +127,10 @@ describe("workers on real hosts", () => {
     await waitUntil(async () => task(ok).status === "completed", { timeoutMs: 20_000, what: "the writing child" });
     assert.ok(!existsSync(join(stack.server.projectDir, "worker-report.md")), "the file is on the worker, not here");
     const missing = await launch({ prompt: "REPLY I wrote nothing", worker: "cube", expect: { files: ["never-written.md"] } }, own);
-    await waitUntil(async () => (await toolOutputsText("background_output", { task_id: missing }, own)).includes("never-written.md does not exist"), { timeoutMs: 20_000, intervalMs: 1000, what: "the missing file found missing on the worker" });
+    // Each settled child wakes `own` with a notice; a call said while one is arriving can lose its turn
+    // to it (the mock model answers the last user message), so ask once all three were told.
+    await waitUntil(async () => (await Promise.all([forked, ok, missing].map((id) => noticesOf(id, own)))).every((n) => n.length >= 1), { timeoutMs: 20_000, what: "the three notices" });
+    assert.match(await toolOutputsText("background_output", { task_id: missing }, own), /never-written\.md does not exist/);
   });
 
   it("resume and cancel of a task on a worker go to that worker", async () => {
