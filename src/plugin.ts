@@ -27,7 +27,8 @@ import type { Workers } from "./workers/workers.ts";
 import { askForAutomationsByDefault, askForMergesByDefault } from "./plugin/automation-permission.ts";
 import { LazyAutomations } from "./plugin/lazy-automations.ts";
 import { Parts, partFrom, type Part } from "./plugin/parts.ts";
-import { DirectoryHost } from "./host/directory-host.ts";
+import { RoutedHost } from "./host/routed-host.ts";
+import { directoryRoute } from "./host/directory-route.ts";
 import { registerActive } from "./plugin/instances.ts";
 import { passiveHooks } from "./plugin/passive-instance.ts";
 import { worktreeRoutes, worktreeSupport } from "./plugin/worktree-support.ts";
@@ -93,7 +94,7 @@ async function build(input: PluginInput, rawOptions: unknown, host: Host, onCras
   purgeOrphanedEvidence(store, onCrash);
   const forkLimits = { toolOutputLimit: options.forkToolOutputLimit, tokenCap: options.forkTokenCap };
   // An isolated task's session lives in its worktree's directory: calls about it go there.
-  const local = new DirectoryHost(host, (directory) => createOpencodeHost(input.client, directory), worktreeRoutes(store.tasks));
+  const local = new RoutedHost(host, directoryRoute((directory) => createOpencodeHost(input.client, directory), worktreeRoutes(store.tasks)));
   // A worker's events reach the core and the evidence hooks as the local server's do.
   const heard = (event: HostEvent) => {
     manager.handleEvent(event);
@@ -105,7 +106,8 @@ async function build(input: PluginInput, rawOptions: unknown, host: Host, onCras
     local, clock, health: store.workerHealth, graceMs: options.workerGraceSeconds * 1000, forkLimits, log: onCrash,
     core: () => manager, onEvent: heard,
   }) : undefined;
-  const coreHost: Host = workers?.host ?? local;
+  // A worker's sessions are answered by its server; the rest as `local` answers them.
+  const coreHost: Host = workers ? new RoutedHost(local, workers.route) : local;
   const spend = new TaskSpend(store.spend, store.tasks, onCrash, { dailyBudgetUsd: options.dailyBudgetUsd, now: () => clock.now() });
   const manager: TaskManager<EvidenceService> = new TaskManager(coreHost, store.tasks, clock, options, {
     forks: createForkSupport(coreHost, forkLimits),

@@ -4,7 +4,7 @@ import { TaskError } from "../core/errors.ts";
 import { RUNNING_STATUSES, type Task, type TaskWorktree } from "../core/task.ts";
 import type { TaskStore } from "../core/task-store.ts";
 import { workdirOf, type WorktreeSupport } from "../core/task-worktree.ts";
-import type { DirectoryRoutes } from "../host/directory-host.ts";
+import type { DirectoryRoutes } from "../host/directory-route.ts";
 import { createWorktree, nameBranch } from "../worktrees/create-worktree.ts";
 import { removeWorktree } from "../worktrees/remove-worktree.ts";
 import { settleWorktree } from "../worktrees/settle-worktree.ts";

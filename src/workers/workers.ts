@@ -1,13 +1,14 @@
 import type { Clock } from "../core/clock.ts";
 import type { TaskManager } from "../core/task-manager.ts";
 import type { Host, HostEvent } from "../host/host.ts";
+import type { Route } from "../host/routed-host.ts";
 import { normalizeEvent } from "../host/normalize-event.ts";
 import type { FileReader } from "../evidence/evidence-types.ts";
 import type { Task } from "../core/task.ts";
 import { readWorkerPassword, type WorkerConfig } from "./worker-config.ts";
 import { createRemoteHost, remoteClientFor } from "./remote-host.ts";
 import { WorkerConnection, type WorkerHealth } from "./worker-connection.ts";
-import { RoutedHost } from "./routed-host.ts";
+import { workerRoute } from "./worker-route.ts";
 import { WorkerPlacement } from "./worker-placement.ts";
 import { WorkerSupervisor } from "./worker-supervisor.ts";
 import type { WorkerHealthRepository } from "../store/worker-health-repository.ts";
@@ -20,7 +21,7 @@ export type WorkersDeps = {
   forkLimits: { toolOutputLimit: number; tokenCap: number };
   log: (message: string, error: unknown) => void;
   /**
-   * The task core. It is built after the workers (it talks through their routing host and asks
+   * The task core. It is built after the workers (it talks through their route and asks
    * their placement), so it is reached through this function, which is called only once the plugin runs.
    */
   core: () => TaskManager;
@@ -30,12 +31,12 @@ export type WorkersDeps = {
 
 /**
  * The configured workers, wired: a link (host, health, files) and a connection (health checks,
- * event stream) each, the routing host the core talks through, the placement it asks, and the
- * supervisor of unreachable ones. `start` once the core has started.
+ * event stream) each, the route of their sessions (plugin.ts puts the core's RoutedHost on it),
+ * the placement it asks, and the supervisor of unreachable ones. `start` once the core has started.
  */
 export class Workers {
   readonly links = new Map<string, WorkerLink>();
-  readonly host: RoutedHost;
+  readonly route: Route;
   readonly placement: WorkerPlacement;
   private connections = new Map<string, WorkerConnection>();
   private configs = new Map<string, WorkerConfig>();
@@ -45,7 +46,7 @@ export class Workers {
   constructor(configs: WorkerConfig[], private deps: WorkersDeps) {
     this.health = deps.health;
     for (const config of configs) this.add(config);
-    this.host = new RoutedHost(deps.local, this.links, {
+    this.route = workerRoute(this.links, {
       workerOf: (sessionID) => deps.core().get(sessionID)?.worker,
       runningOn: (worker) => deps.core().activeTasks().filter((t) => t.worker === worker).map((t) => t.id),
     });

@@ -7,7 +7,8 @@ import { TaskManager } from "../../src/core/task-manager.ts";
 import type { Task } from "../../src/core/task.ts";
 import { buildTools } from "../../src/tools/build-tools.ts";
 import { DEFAULT_OPTIONS, type Options } from "../../src/options/options.ts";
-import { RoutedHost } from "../../src/workers/routed-host.ts";
+import { RoutedHost } from "../../src/host/routed-host.ts";
+import { workerRoute } from "../../src/workers/worker-route.ts";
 import { WorkerPlacement } from "../../src/workers/worker-placement.ts";
 import { WorkerSupervisor } from "../../src/workers/worker-supervisor.ts";
 import type { WorkerHealth, WorkerLink } from "../../src/workers/worker-link.ts";
@@ -37,10 +38,10 @@ function setup(overrides: Partial<Options> = {}) {
   }
   const options = { ...DEFAULT_OPTIONS, maxConcurrentPerModel: 4, ...overrides };
   let manager!: TaskManager<EvidenceService>;
-  const routed = new RoutedHost(local, links, {
+  const routed = new RoutedHost(local, workerRoute(links, {
     workerOf: (id) => manager.get(id)?.worker,
     runningOn: (worker) => manager.activeTasks().filter((t) => t.worker === worker).map((t) => t.id),
-  });
+  }));
   const placement = new WorkerPlacement(local, links, { toolOutputLimit: 1500, tokenCap: 100_000 });
   const filesOf = (task: Task) => (task.worker ? (path: string) => links.get(task.worker!)!.fileContent(path) : undefined);
   manager = new TaskManager(routed, new MemoryTaskStore(), clock, options, {

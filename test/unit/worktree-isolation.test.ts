@@ -5,8 +5,6 @@ import { coreFixture, PARENT } from "../helpers/core-fixture.ts";
 import { MemoryTaskStore } from "../../src/core/memory-task-store.ts";
 import { TaskError } from "../../src/core/errors.ts";
 import type { WorktreeSupport } from "../../src/core/task-worktree.ts";
-import { DirectoryHost } from "../../src/host/directory-host.ts";
-import type { Host } from "../../src/host/host.ts";
 import { activeInstance, registerActive } from "../../src/plugin/instances.ts";
 import { passiveHooks } from "../../src/plugin/passive-instance.ts";
 import { changesBlock, shortTaskId, worktreeSupport } from "../../src/plugin/worktree-support.ts";
@@ -152,41 +150,6 @@ describe("isolated tasks in the core", () => {
     f.store.save({ ...task, worktree: { ...task.worktree!, removed: { at: 1, by: "discard", branchKept: false } } });
     const out = await f.call("background_task", { description: "again", prompt: "more", agent: "general", resume: id });
     assert.match(out, /worktree was removed \(by discard\), so it cannot be resumed/);
-  });
-});
-
-describe("DirectoryHost", () => {
-  const recording = (name: string, log: string[], statuses: Record<string, "busy"> = {}): Host => new Proxy({} as Host, {
-    get: (_t, method: string) => async (...args: unknown[]) => {
-      log.push(`${name}.${method}`);
-      if (method === "statuses") return statuses;
-      if (method === "createSession") return { id: `ses_in_${name}` };
-      return undefined;
-    },
-  });
-
-  it("routes calls about a session to its directory and asks every directory in use for statuses", async () => {
-    const log: string[] = [];
-    const dirs: Record<string, string> = { ses_wt: "/wt/a" };
-    const host = new DirectoryHost(recording("local", log, { ses_main: "busy" }), (d) => recording(d, log, d === "/wt/a" ? { ses_wt: "busy" } : {}), {
-      directoryOf: (id) => dirs[id],
-      directoriesInUse: () => ["/wt/a", "/wt/a"],
-    });
-    await host.prompt({ sessionID: "ses_wt", text: "x", agent: "a" });
-    await host.abort("ses_main");
-    await host.recentMessages("ses_wt", 3);
-    assert.deepEqual((await host.createSession({ title: "t", directory: "/wt/b" })), { id: "ses_in_/wt/b" });
-    assert.deepEqual(log, ["/wt/a.prompt", "local.abort", "/wt/a.recentMessages", "/wt/b.createSession"]);
-    assert.deepEqual(await host.statuses(), { ses_main: "busy", ses_wt: "busy" });
-  });
-
-  it("a worktree directory that does not answer leaves only its own sessions out of the statuses", async () => {
-    const failing = new Proxy({} as Host, { get: () => async () => { throw new Error("gone"); } });
-    const host = new DirectoryHost({ statuses: async () => ({ ses_main: "busy" }) } as unknown as Host, () => failing, {
-      directoryOf: () => undefined,
-      directoriesInUse: () => ["/wt/removed"],
-    });
-    assert.deepEqual(await host.statuses(), { ses_main: "busy" });
   });
 });
 
