@@ -102,7 +102,7 @@ describe("channel delivery", { timeout: 120_000 }, () => {
     assert.deepEqual(verifyWebhookSignature(SECRET, json.headers, json.body, sentAt), { ok: true, deliveryId: json.headers["idempotency-key"] as string });
     assert.deepEqual(JSON.parse(json.body), {
       type: "automation.run", automation: n.automation, run: n.run, status: "error", trigger: n.trigger, summary: n.summary, result: n.result,
-      taskId: "ses_1", dashboardUrl: n.dashboardUrl,
+      branch: null, taskId: "ses_1", dashboardUrl: n.dashboardUrl,
     });
     const slack = JSON.parse(by("/services/").body);
     assert.equal(slack.text, "❌ Nightly tests run #" + n.run.no + " failed: 2 tests fail");

@@ -115,6 +115,23 @@ describe("channel format conformance", () => {
         }
       });
 
+      it("carries an isolated run's branch (a format with a field for it sets it: json's branch, null without)", () => {
+        const branch = "bg/au1-run-3-nightly";
+        // As the run recorder builds it: the branch in the notice, and first in the result.
+        const isolated = notice({ branch, result: `Changes on branch ${branch}.\nall 120 tests pass` });
+        for (const platform of PLATFORMS) {
+          const r = requestOf(f, isolated, platform);
+          if (r.kind === "none") continue;
+          assert.ok(carried(r).some((t) => t.includes(branch)), `${f.format} on ${platform} drops the branch`);
+          const plain = requestOf(f, notice(), platform);
+          assert.ok(carried(plain).every((t) => !t.includes("bg/")), "no branch named when the run left none");
+          if (f.format === "json" && r.kind === "http" && plain.kind === "http") {
+            assert.equal(JSON.parse(r.body).branch, branch);
+            assert.equal(JSON.parse(plain.body).branch, null);
+          }
+        }
+      });
+
       it("passes text from the model as data, never as a program's option", () => {
         for (const platform of PLATFORMS) {
           for (const attack of ATTACK) {

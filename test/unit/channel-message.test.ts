@@ -36,7 +36,7 @@ describe("channel messages", () => {
     const req = channelRequest(notice(), "json", { deliveryId: "d-1", now: NOW, secret: SECRET });
     assert.deepEqual(JSON.parse(req.body), {
       type: "automation.run", automation: { id: "auto_1", title: "Nightly tests" }, run: { no: 3, id: 42 }, status: "completed",
-      trigger: notice().trigger, summary: "all 120 tests pass", result: notice().result, taskId: "ses_child", dashboardUrl: notice().dashboardUrl,
+      trigger: notice().trigger, summary: "all 120 tests pass", result: notice().result, branch: null, taskId: "ses_child", dashboardUrl: notice().dashboardUrl,
     });
     assert.equal(req.headers["Idempotency-Key"], "d-1");
     assert.equal(req.headers["webhook-id"], "d-1");
@@ -46,6 +46,12 @@ describe("channel messages", () => {
     const unsigned = channelRequest(notice(), "json", { deliveryId: "d-1", now: NOW });
     assert.equal(unsigned.headers["webhook-signature"], undefined);
     assert.equal(unsigned.body, req.body);
+  });
+
+  it("json names an isolated run's branch in a field of its own, null when the run left none", () => {
+    const isolated = JSON.parse(channelRequest(notice({ branch: "bg/au1-run-3", result: "Changes on branch bg/au1-run-3.\ndone" }), "json", { deliveryId: "d", now: NOW }).body);
+    assert.equal(isolated.branch, "bg/au1-run-3");
+    assert.equal(JSON.parse(channelRequest(notice(), "json", { deliveryId: "d", now: NOW }).body).branch, null);
   });
 
   it("json caps the result at 4,000 characters and says how much was left out", () => {

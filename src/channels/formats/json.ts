@@ -9,7 +9,8 @@ const MIN_SECRET_CHARS = 16;
 const EXAMPLE = "https://example.com/hooks/errands";
 
 /**
- * Every field of the notice as JSON, for your own receiver. With a `secret`, each request is signed
+ * Every field of the notice as JSON, for your own receiver (`branch`: an isolated run's branch, null
+ * when it left none). With a `secret`, each request is signed
  * with Standard Webhooks headers: the secret itself never leaves, only the signature.
  */
 export const json: ChannelFormat = {
@@ -46,6 +47,8 @@ function jsonBody(n: ChannelNotice): string {
     trigger: n.trigger,
     summary: n.summary,
     result: capChars(n.result, RESULT_CAP),
+    // Always present, so a receiver can branch on it without looking for the key.
+    branch: n.branch ?? null,
     ...(n.taskId !== undefined ? { taskId: n.taskId } : {}),
     ...(n.dashboardUrl !== undefined ? { dashboardUrl: n.dashboardUrl } : {}),
   });
