@@ -2,7 +2,8 @@
  * A scripted OpenAI-compatible model on 127.0.0.1 for integration tests.
  *
  * Directive language of the default responder. Directives are lines of the latest user message
- * (the last message with role "user"); each line is `KEYWORD rest-of-line`:
+ * (the last message with role "user"; but see `directiveText` for a plugin notice that arrives
+ * right behind a prompt); each line is `KEYWORD rest-of-line`:
  *
  *   CALL <tool> <json args>   call that tool; several CALL lines => several tool calls in one
  *                             response. Once the tool results come back (the last message is a
@@ -129,14 +130,15 @@ export async function startMockModel(options: { responder?: Responder } = {}): P
 
 export function defaultResponder(req: MockRequest): MockReply {
   if (req.isTitle) return { text: TITLE_REPLY };
-  const d = parseDirectives(lastUserText(req));
+  const text = directiveText(req);
+  const d = parseDirectives(text);
   const delay = { ...(d.delayMs ? { delayMs: d.delayMs } : {}), ...(d.usage ? { usage: d.usage } : {}) };
   if (d.error) return { ...delay, error: d.error };
   const results = trailingToolResults(req);
   if (results.length > 0) return { ...delay, text: ["DONE", ...results.map((r) => r.content)].join("\n") };
   if (d.calls.length > 0) return { ...delay, toolCalls: d.calls };
   if (d.reply !== undefined) return { ...delay, text: d.reply };
-  return { ...delay, text: `ok: ${lastUserText(req).replace(/\s+/g, " ").trim().slice(0, 40)}` };
+  return { ...delay, text: `ok: ${text.replace(/\s+/g, " ").trim().slice(0, 40)}` };
 }
 
 export interface Directives {
@@ -186,6 +188,46 @@ export function lastUserText(req: MockRequest): string {
   const user = req.body.messages.findLast((m) => m.role === "user");
   return user ? messageText(user) : "";
 }
+
+/**
+ * The user text whose directives this request follows. Usually the last user message; but when the
+ * plugin's notice (a settled task or run, as a user message) lands right behind a prompt, before the
+ * host asks the model, both are unanswered in one request, and a real model would act on the
+ * prompt too. So when the newest of the unanswered user messages (those after the last assistant
+ * message, or before the tool calls of a continuation turn) is a plugin notice without directives
+ * of its own, the newest earlier one that has directives and is no notice leads instead. Without
+ * this, a CALL said while a notice was arriving was answered as the notice and never made (CI
+ * failed on it four times). A turn that failed or was aborted before any answer leaves its prompt
+ * unanswered too: a notice right behind it repeats that prompt's directives.
+ */
+export function directiveText(req: MockRequest): string {
+  const unanswered = unansweredUserMessages(req.body.messages);
+  const newest = unanswered.at(-1);
+  if (newest && isPluginNotice(messageText(newest)) && !hasDirectives(messageText(newest))) {
+    const prompt = unanswered.findLast((m) => !isPluginNotice(messageText(m)) && hasDirectives(messageText(m)));
+    if (prompt) return messageText(prompt);
+  }
+  return lastUserText(req);
+}
+
+/** The user messages in a row that this request answers: at the end, or before a trailing tool-call chain. */
+function unansweredUserMessages(messages: ChatMessage[]): ChatMessage[] {
+  let end = messages.length;
+  if (messages.at(-1)?.role === "tool") {
+    while (end > 0 && (messages[end - 1].role === "tool" || (messages[end - 1].role === "assistant" && messages[end - 1].tool_calls?.length))) end--;
+  }
+  let start = end;
+  while (start > 0 && messages[start - 1].role === "user") start--;
+  return messages.slice(start, end);
+}
+
+/** A message the plugin put in a session (a task's or run's notice): its opening tag starts a line. */
+export function isPluginNotice(text: string): boolean {
+  return /(^|\n)<(background-task-notification|automation-[a-z]+)[\s>]/.test(text);
+}
+
+const DIRECTIVE_LINE = /^\s*(CALL|REPLY|SLOW|FAIL|USAGE)\s+/m;
+const hasDirectives = (text: string) => DIRECTIVE_LINE.test(text);
 
 /** The tool messages at the end of the conversation (empty if the last message is not one). */
 export function trailingToolResults(req: MockRequest): Array<{ toolCallId: string; content: string }> {
