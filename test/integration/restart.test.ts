@@ -54,8 +54,10 @@ describe("restart and database faults on the real host", () => {
     const first = await start();
     const parent = await first.newSession("parent: outbox");
     // The parent stays busy (a slow model) while the child finishes, so the notification is held.
+    // Its answer after the launch takes 5 s: the child's turn and the 300 ms below fit in that on a
+    // loaded machine (with 1.5 s the parent could go idle first and get the notice).
     const line = call("background_task", { description: "quick", prompt: "REPLY held result", agent: "general" });
-    void first.server.client.session.promptAsync({ path: { id: parent }, body: { agent: "build", model: MOCK_MODEL, parts: [{ type: "text", text: `SLOW 1500\n${line}` }] } });
+    void first.server.client.session.promptAsync({ path: { id: parent }, body: { agent: "build", model: MOCK_MODEL, parts: [{ type: "text", text: `SLOW 5000\n${line}` }] } });
     const id = await waitUntil(async () => taskIdsIn((await toolOutputs(first, parent, "background_task")).join("\n"))[0], { timeoutMs: 20_000, what: "launch" });
     await waitUntil(async () => (await first.messages(id)).some((m) => m.info.role === "assistant" && m.info.time?.completed), { what: "child done" });
     // A fixed wait: a held notification leaves no event to await (it is only a row in the outbox).
