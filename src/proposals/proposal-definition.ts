@@ -2,6 +2,10 @@ import type { Automation, Trigger, TriggerSpec } from "../automations/automation
 import { describeTrigger } from "../automations/trigger-spec.ts";
 import { kindOf } from "../triggers/kinds/registry.ts";
 import type { TriggerKind } from "../triggers/kinds/trigger-kind.ts";
+import { budgetText } from "../automations/automation-budget.ts";
+
+/** What isolation "worktree" means for an automation's runs, wherever a definition is shown for approval. */
+export const ISOLATION_WORDS = "each run in a fresh git worktree of the default branch, on its own branch (none left when it changed nothing); your checkout is not touched";
 
 /**
  * One line of a proposal's full definition, as the dashboard and the CLI show it before the user
@@ -20,7 +24,8 @@ export function definitionRows(a: Automation, triggers: Pick<Trigger, "spec">[])
   rows.push({ label: "Agent", exact: [a.agent] });
   rows.push({ label: "Model", ...(a.model ? { exact: [`${a.model.providerID}/${a.model.modelID}`] } : { text: "the agent's default" }) });
   rows.push({ label: "Runs on", text: workerText(a.worker) });
-  if (a.isolation === "worktree") rows.push({ label: "Isolation", text: "each run in a fresh git worktree of the default branch, on its own branch (none left when it changed nothing)" });
+  rows.push({ label: "Isolation", text: a.isolation === "worktree" ? `worktree: ${ISOLATION_WORDS}` : "none: runs work in your checkout" });
+  rows.push({ label: "Budget", text: a.budget ? budgetText(a.budget) : "none: no limit of its own (the option dailyBudgetUsd still applies)" });
   (a.steps ?? []).forEach((s, i) => rows.push({
     label: `Step ${i + 1}`,
     text: `${s.name}: sh -c in the project, timeout ${s.timeout ?? "5m"}${s.continueOnError ? ", a failure does not stop the run" : ""}`,

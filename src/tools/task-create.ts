@@ -7,6 +7,8 @@ import { describeTrigger } from "../automations/trigger-spec.ts";
 import { triggerLine } from "../automations/automation-text.ts";
 import { checkRunnable, type Step } from "../automations/step-spec.ts";
 import { refuseRemoteExpectCommand } from "../approval/widening.ts";
+import { budgetText, type AutomationBudget } from "../automations/automation-budget.ts";
+import { ISOLATION_WORDS } from "../proposals/proposal-definition.ts";
 
 const DESCRIPTION = `Create an automation: background agent prompt and/or shell steps, run on schedule/event triggers or task_run; reports here. Not a to-do list; the user approves it.`;
 
@@ -35,7 +37,7 @@ export function taskCreateTool({ automations, onCrash, hasWorkers }: AutomationT
       await automations.catalog.checkAgent(fields.agent);
       automations.catalog.checkChannels(fields);
       automations.catalog.checkWorker(fields.worker);
-      if (fields.enabled) await approve(call.ask, args.title, approvalText(fields), triggers.map((t) => describeTrigger(t.spec)));
+      if (fields.enabled) await approve(call.ask, args.title, approvalText(fields), triggers.map((t) => describeTrigger(t.spec)), undefined, fields);
       await allowRunCommand(fields, call, "nothing was stored");
       await allowStepCommands(fields.steps, call, "nothing was stored");
       await allowTriggerCommands(triggers, call, "nothing was stored");
@@ -50,19 +52,33 @@ export function taskCreateTool({ automations, onCrash, hasWorkers }: AutomationT
   });
 }
 
-/** What the approval prompt shows of the work: the prompt, then each step's command. */
-export function approvalText(a: { prompt: string; steps?: Step[] }): string {
-  return [...(a.prompt ? [a.prompt] : []), ...(a.steps ?? []).map((s) => `step ${s.name}: ${s.run}`)].join("\n");
+/** What is approved besides the work: the limits on its spend and where its runs write. */
+export type ApprovalBounds = { budget?: AutomationBudget; isolation?: "worktree" };
+
+/** What the approval prompt shows of the work: the prompt, each step's command, then its budget and isolation when set. */
+export function approvalText(a: { prompt: string; steps?: Step[] } & ApprovalBounds): string {
+  return [...(a.prompt ? [a.prompt] : []), ...(a.steps ?? []).map((s) => `step ${s.name}: ${s.run}`), ...boundLines(a)].join("\n");
 }
 
-/** OpenCode's own permission prompt; a config `"background_automation": "allow"` skips it. */
-export async function approve(ask: ((input: never) => Promise<void>) | undefined, title: string, prompt: string, triggers: string[], outcome = "nothing was stored") {
+function boundLines(a: ApprovalBounds): string[] {
+  return [
+    ...(a.budget ? [`budget: ${budgetText(a.budget)}`] : []),
+    ...(a.isolation === "worktree" ? [`isolation: worktree (${ISOLATION_WORDS})`] : []),
+  ];
+}
+
+/**
+ * OpenCode's own permission prompt; a config `"background_automation": "allow"` skips it. `bounds`
+ * also go into the metadata as fields of their own (clients that list prompts show them).
+ */
+export async function approve(ask: ((input: never) => Promise<void>) | undefined, title: string, prompt: string, triggers: string[], outcome = "nothing was stored", bounds: ApprovalBounds = {}) {
   if (!ask) return;
   try {
     // "Always" covers this automation's title, not every automation the session may create later.
     // OpenCode's rules have no escape: a title with * or ? would be a wildcard rule ("*": all), so it gets none.
     const always = /[*?]/.test(title) ? [] : [title];
-    await ask({ permission: APPROVAL_PERMISSION, patterns: [title], always, metadata: { title, prompt, triggers } } as never);
+    const metadata = { title, prompt, triggers, ...(bounds.budget ? { budget: budgetText(bounds.budget) } : {}), ...(bounds.isolation ? { isolation: bounds.isolation } : {}) };
+    await ask({ permission: APPROVAL_PERMISSION, patterns: [title], always, metadata } as never);
   } catch (error) {
     throw new AutomationRefusal(`The user rejected automation "${title}"; ${outcome}. (${errorMessage(error)})`);
   }

@@ -5,6 +5,9 @@ import { checkRunnable } from "../automations/step-spec.ts";
 import { refuseRemoteCommand } from "./task-create.ts";
 import type { ProposalService } from "../proposals/proposal-service.ts";
 import type { CallContext } from "./tool-kit.ts";
+import type { Automation } from "../automations/automation.ts";
+import { budgetText } from "../automations/automation-budget.ts";
+import { ISOLATION_WORDS } from "../proposals/proposal-definition.ts";
 
 const DESCRIPTION = "Propose an automation the user approves later: task_create's fields plus reason (why it is worth it, 1-2 sentences). Stored disabled; nothing runs or asks now.";
 
@@ -43,7 +46,7 @@ export function taskProposeTool({ automations, onCrash, hasWorkers }: Automation
       const webhooks = await automations.catalog.prepareEventTriggers(triggers);
       const proposer = proposals.proposerOf(call.sessionID) ?? { creator: creatorOf(call), by: "conversation" as const };
       const a = proposals.propose({ id, fields, triggers, creator: proposer.creator, reason: args.reason.trim(), by: proposer.by, webhooks });
-      return answer(a.id, a.title, proposals, triggers.map((t) => `- ${describeTrigger(t.spec)}`), webhookLines(triggers, webhooks));
+      return answer(a, proposals, triggers.map((t) => `- ${describeTrigger(t.spec)}`), webhookLines(triggers, webhooks));
     },
   });
 }
@@ -52,10 +55,14 @@ function creatorOf(call: CallContext) {
   return { sessionID: call.sessionID, agent: call.agent, model: call.model };
 }
 
-function answer(id: string, title: string, proposals: ProposalService, triggers: string[], webhooks: string[]): string {
+function answer(a: Automation, proposals: ProposalService, triggers: string[], webhooks: string[]): string {
+  const { id, title } = a;
   return [
     `Proposed automation ${id} "${title}": stored disabled; nothing runs until the user approves it (it expires in 7 days).`,
     ...(triggers.length ? ["Triggers once approved:", ...triggers] : ["No triggers: once approved it runs only with task_run."]),
+    // What bounds it is part of what the user decides on: say it with the rest.
+    ...(a.budget ? [`Budget: ${budgetText(a.budget)}.`] : []),
+    ...(a.isolation === "worktree" ? [`Isolation: worktree (${ISOLATION_WORDS}).`] : []),
     ...webhooks,
     // Only the user approves: never hand the model a command that would approve it (issue 22).
     `Now tell the user what you proposed and why. The user decides: in this conversation (a yes here: call task_update { id: "${id}", enabled: true }, which asks the user), on the dashboard, or with the command line in their own terminal. A no is task_delete { id: "${id}" }, remembered for ${Math.round(proposals.config.cooldownMs / 3600_000)} h.`,

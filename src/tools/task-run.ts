@@ -15,7 +15,7 @@ export function taskRunTool({ automations, onCrash }: AutomationToolDeps) {
       const a = automations.catalog.require(args.id);
       if (a.proposal) return `task_run: ${a.id} "${a.title}" is a proposal; it runs once the user approves it (task_update { id, enabled: true }).`;
       // Created disabled, it was never approved: running it is as much a use as enabling it.
-      if (neverApproved(a)) await approve(call.ask, a.title, approvalText(a), automations.catalog.triggers(a.id).map((t) => describeTrigger(t.spec)), "nothing ran");
+      if (neverApproved(a)) await approve(call.ask, a.title, approvalText(a), automations.catalog.triggers(a.id).map((t) => describeTrigger(t.spec)), "nothing ran", a);
       const { run, task } = await automations.runs.runNow(a.id);
       if (run.status === "skipped" && run.skipReason?.startsWith(DAILY_BUDGET_REACHED)) return `Not run: ${run.skipReason}. Firings are skipped until tomorrow or until that budget is raised.`;
       if (run.status === "skipped") return `Not run: the previous run of ${run.automationId} is still running (overlap: skip).`;

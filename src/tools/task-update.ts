@@ -36,9 +36,11 @@ export function taskUpdateTool({ automations, onCrash, hasWorkers }: AutomationT
       const approving = fields.enabled === true && current.proposal !== undefined;
       // Created disabled (or proposed), it was never approved: enabling it is when the user is asked.
       if (fields.enabled && neverApproved(current)) {
-        const work = approvalText({ prompt: fields.prompt ?? current.prompt, steps: fields.steps ?? current.steps });
+        // What it will be once enabled: this call's changes over the stored definition.
+        const bounds = { budget: "budget" in fields ? fields.budget : current.budget, isolation: "isolation" in fields ? fields.isolation : current.isolation };
+        const work = approvalText({ prompt: fields.prompt ?? current.prompt, steps: fields.steps ?? current.steps, ...bounds });
         const outcome = approving ? "it stays a proposal, unchanged" : "it stays disabled and unchanged";
-        await approve(call.ask, current.title, work, automations.catalog.triggers(current.id).map((t) => describeTrigger(t.spec)), outcome);
+        await approve(call.ask, current.title, work, automations.catalog.triggers(current.id).map((t) => describeTrigger(t.spec)), outcome, bounds);
       }
       checkRunnable({ ...current, ...fields });
       refuseRemoteCommand({ ...current, ...fields });
