@@ -4,7 +4,7 @@ import { parseOptions, type Options } from "./options/options.ts";
 import { DAY_MS, systemClock } from "./core/clock.ts";
 import { errorMessage } from "./core/errors.ts";
 import { TaskManager } from "./core/task-manager.ts";
-import { createOpencodeHost } from "./host/opencode-host.ts";
+import { createOpencodeHost, warmDirectory } from "./host/opencode-host.ts";
 import { normalizeEvent } from "./host/normalize-event.ts";
 import type { Host, HostEvent } from "./host/host.ts";
 import { countingHost } from "./host/counting-host.ts";
@@ -117,7 +117,7 @@ async function build(input: PluginInput, rawOptions: unknown, host: Host, onCras
     // One name for this instance in every claim it takes (notifications here, and the store's other tables).
     claimer: store.holder,
     spend,
-    worktrees: worktreeSupport(input.directory, () => worktreesRoot(dataDirOf(options), store.projectId)),
+    worktrees: worktreeSupport(input.directory, () => worktreesRoot(dataDirOf(options), store.projectId), (directory) => warmDirectory(input.client, directory)),
   });
   const forkTransform = new ForkContextTransform(forkLimits);
   manager.onSettle((task) => forkTransform.forget(task.id));

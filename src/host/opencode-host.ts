@@ -75,6 +75,14 @@ export function createOpencodeHost(client: Client, directory?: string): Host {
   };
 }
 
+/**
+ * Has OpenCode boot its instance for `directory` (config, plugins) now, with one cheap call, so
+ * that the first session created there later does not wait for it (a spare worktree).
+ */
+export async function warmDirectory(client: Client, directory: string): Promise<void> {
+  unwrap(await client.path.get({ query: { directory } }), "open the directory");
+}
+
 /** A notice is two text parts: the person's line, and the payload as a synthetic part the TUI does not show. */
 function promptParts({ text, visible }: PromptInput): Array<{ type: "text"; text: string; synthetic?: boolean }> {
   if (visible === undefined) return [{ type: "text", text }];

@@ -5,7 +5,7 @@ import { RUNNING_STATUSES, type Task, type TaskWorktree } from "../core/task.ts"
 import type { TaskStore } from "../core/task-store.ts";
 import { workdirOf, type WorktreeSupport } from "../core/task-worktree.ts";
 import type { DirectoryRoutes } from "../host/directory-route.ts";
-import { createWorktree, nameBranch } from "../worktrees/create-worktree.ts";
+import { createWorktree, mainCheckout, nameBranch } from "../worktrees/create-worktree.ts";
 import { removeWorktree } from "../worktrees/remove-worktree.ts";
 import { settleWorktree } from "../worktrees/settle-worktree.ts";
 import { WorktreeRefusal, type Worktree, type WorktreeChanges } from "../worktrees/worktree.ts";
@@ -28,12 +28,17 @@ export function worktreeRoutes(tasks: TaskStore): DirectoryRoutes {
  * commands run one at a time: two launches at once both write the repository's config (the base,
  * the branch rename), and git refuses a config file another command holds locked.
  */
-export function worktreeSupport(projectDir: string, root: () => string): WorktreeSupport {
+export function worktreeSupport(projectDir: string, root: () => string, warmDirectory?: (directory: string) => Promise<void>): WorktreeSupport {
   const one = serially();
+  // A spare's directory is where its task will work: the host boots its instance for it ahead (the project's subfolder in it, if any).
+  const warm = warmDirectory && (async (path: string) => {
+    const sub = subfolderOf(projectDir, await mainCheckout(projectDir));
+    await warmDirectory(sub ? join(path, sub) : path);
+  });
   return {
     create: (description, from) => one(async () => {
       try {
-        return fromGit(await createWorktree({ repo: projectDir, root: root(), description, from, spare: true }), projectDir);
+        return fromGit(await createWorktree({ repo: projectDir, root: root(), description, from, spare: true, warm }), projectDir);
       } catch (error) {
         // The refusal names the fix (not a git repository): the tool answers it, nothing was made.
         if (error instanceof WorktreeRefusal) throw new TaskError(error.message);
@@ -78,9 +83,15 @@ export function changesBlock(changes: WorktreeChanges): string {
  * opened in a package of a monorepo) has its child work in the same subfolder of the worktree.
  */
 function fromGit({ path, branch, base, repo }: Worktree, projectDir: string): TaskWorktree {
-  const sub = relative(real(repo), real(projectDir));
-  const workdir = sub && !sub.startsWith("..") && !isAbsolute(sub) ? join(path, sub) : undefined;
+  const sub = subfolderOf(projectDir, repo);
+  const workdir = sub ? join(path, sub) : undefined;
   return { path, branch, base, repo, ...(workdir && existsSync(workdir) ? { workdir } : {}) };
+}
+
+/** Where the project is inside its repository's checkout; undefined at its top. */
+function subfolderOf(projectDir: string, repo: string): string | undefined {
+  const sub = relative(real(repo), real(projectDir));
+  return sub && !sub.startsWith("..") && !isAbsolute(sub) ? sub : undefined;
 }
 
 function real(path: string): string {

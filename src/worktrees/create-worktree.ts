@@ -3,7 +3,7 @@ import { appendFile, mkdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { git, gitOk, gitOut, GitFailure } from "./git.ts";
 import { oneAtATime } from "./repo-lock.ts";
-import { NO_HOOKS, refillSpare, spareMade, takeSpare } from "./spare-worktree.ts";
+import { NO_HOOKS, refillSpare, spareMade, takeSpare, type Warm } from "./spare-worktree.ts";
 import { slugOf } from "./worktree-paths.ts";
 import { baseConfigKey, WorktreeRefusal, type Worktree } from "./worktree.ts";
 
@@ -20,7 +20,8 @@ export const REPOS_FILE = ".repos";
  * A new worktree of `repo` under `root`, on a new branch `bg/new-<8 hex>` (named properly by
  * nameBranch once the task has an id). Base: the checkout's HEAD commit, or the default branch's
  * latest commit. Uncommitted changes of the checkout are not carried over. The checkout runs no
- * hooks (a post-checkout hook would run at every launch).
+ * hooks (a post-checkout hook would run at every launch). Its directory: `<root>/<8 hex>-<slug>`,
+ * or a spare's `<root>/<8 hex>` (spare-worktree.ts).
  */
 export async function createWorktree(input: {
   repo: string; root: string; description: string; from: "head" | "default-branch";
@@ -29,22 +30,27 @@ export async function createWorktree(input: {
    * project large enough to be worth it (an index of 256 KB, about 3,000 files), or always ("always").
    */
   spare?: boolean | "always";
+  /** Has the host boot its instance for each new spare's directory (spare-worktree.ts). */
+  warm?: Warm;
 }): Promise<Worktree> {
   const repo = await mainCheckout(input.repo);
   const base = input.from === "head" ? await headCommit(repo) : await defaultBranchCommit(repo);
   const hex = randomBytes(4).toString("hex");
-  const path = join(input.root, `${hex}-${slugOf(input.description)}`);
   const branch = `bg/new-${hex}`;
   await mkdir(input.root, { recursive: true });
   await rememberRepo(input.root, repo);
   if (input.spare) await spareMade(input.root);
   const spare = input.spare === "always" || (input.spare === true && (await indexBytes(repo)) >= SPARE_WORTH_INDEX_BYTES);
-  await oneAtATime(repo, async () => {
-    const tookSpare = spare && (await takeSpare(repo, input.root, path, branch, base));
-    if (!tookSpare) await git(repo, [...NO_HOOKS, "worktree", "add", "--quiet", "-b", branch, path, base]);
+  const path = await oneAtATime(repo, async () => {
+    let path = spare ? await takeSpare(repo, input.root, branch, base) : undefined;
+    if (!path) {
+      path = join(input.root, `${hex}-${slugOf(input.description)}`);
+      await git(repo, [...NO_HOOKS, "worktree", "add", "--quiet", "-b", branch, path, base]);
+    }
     await git(repo, ["config", baseConfigKey(branch), base]);
+    return path;
   });
-  if (spare) refillSpare(repo, input.root);
+  if (spare) refillSpare(repo, input.root, input.warm);
   return { path, branch, base, repo };
 }
 

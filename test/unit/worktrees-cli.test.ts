@@ -1,6 +1,6 @@
 import { describe, it, after } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { main } from "../../src/cli/main.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
@@ -98,10 +98,14 @@ describe("opencode-errands worktrees", () => {
     const s = await scene();
     await createWorktree({ repo: s.repo, root: worktreesRoot(s.data, "proj1"), description: "with spare", from: "head", spare: "always" });
     await sparesMade();
-    assert.equal((await run(["worktrees", "--db", s.db])).stdout.includes(".spare-"), false);
+    const [marker] = readdirSync(worktreesRoot(s.data, "proj1")).filter((n) => n.startsWith(".spare-"));
+    assert.equal((await run(["worktrees", "--db", s.db])).stdout.includes(marker!.slice(".spare-".length)), false, "the listing never shows the spare");
     const result = await run(["worktrees", "--db", s.db, "--prune"]);
     assert.match(result.stdout, /Removed 1 spare checkout \(made ahead/);
-    assert.equal(gitSync(s.repo, ["worktree", "list"]).includes(".spare-"), false);
+    const spareDir = join(worktreesRoot(s.data, "proj1"), marker!.slice(".spare-".length));
+    assert.equal(gitSync(s.repo, ["worktree", "list"]).includes(spareDir), false, "the spare's worktree is gone");
+    assert.equal(existsSync(spareDir), false);
+    assert.deepEqual(readdirSync(worktreesRoot(s.data, "proj1")).filter((n) => n.startsWith(".spare-")), []);
   });
 
   it("a settled task whose branch was merged is pruned with its branch", async () => {

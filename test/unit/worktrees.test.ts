@@ -1,11 +1,12 @@
 import { describe, it, after } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   createWorktree, nameBranch, settleWorktree, worktreeDiff, hasUnmergedCommits, removeWorktree, listWorktrees,
   worktreesRoot, isInsideWorktreesRoot, slugOf, WorktreeRefusal, sparesMade, type Worktree,
 } from "../../src/worktrees/worktrees.ts";
+import { takeSpare } from "../../src/worktrees/spare-worktree.ts";
 import { commitFiles, gitSync, initRepo, isolateGit, tempDirs } from "../helpers/git-repo.ts";
 
 isolateGit();
@@ -120,6 +121,40 @@ describe("spare checkouts", () => {
     assert.equal(spares(root).length, 1);
     const listed = await listWorktrees(root);
     assert.deepEqual(listed.map((w) => w.branch).sort(), [first.branch, second.branch].sort(), "spares are not listed");
+  });
+
+  it("makes the spare where its task will work, has the host warm that directory before it is ready, and hands it over on the base without a checkout", async () => {
+    const { repo, root } = fresh({ "a.txt": "one\n" });
+    const warmed: { path: string; readyThen: boolean }[] = [];
+    const warm = async (path: string) => void warmed.push({ path, readyThen: spares(root).some((n) => !n.startsWith(".spare-making-")) });
+    await createWorktree({ repo, root, description: "first", from: "head", spare: "always", warm });
+    await sparesMade();
+    const [marker] = spares(root);
+    const spareDir = join(root, marker!.slice(".spare-".length));
+    assert.deepEqual(warmed, [{ path: spareDir, readyThen: false }], "warmed once, before it was marked ready");
+    assert.equal(readFileSync(join(root, marker!), "utf8"), head(repo), "the marker holds the spare's commit");
+    const before = statSync(join(spareDir, "a.txt")).mtimeMs;
+
+    const second = await createWorktree({ repo, root, description: "second", from: "head", spare: "always", warm });
+    assert.equal(second.path, spareDir, "the task keeps the spare's directory (the host's instance for it is warm)");
+    assert.equal(gitSync(second.path, ["symbolic-ref", "--short", "HEAD"]), second.branch);
+    assert.equal(gitSync(second.path, ["status", "--porcelain"]), "");
+    assert.equal(statSync(join(spareDir, "a.txt")).mtimeMs, before, "no file was written");
+    await sparesMade();
+    assert.equal(warmed.length, 2, "the next spare is warmed too");
+    assert.notEqual(warmed[1]!.path, spareDir);
+  });
+
+  it("a spare is taken by one launch only, and a failing warm still leaves a ready spare", async () => {
+    const { repo, root } = fresh();
+    await createWorktree({ repo, root, description: "first", from: "head", spare: "always", warm: async () => { throw new Error("host down"); } });
+    await sparesMade();
+    assert.equal(spares(root).length, 1);
+    const base = head(repo);
+    const taken = await Promise.all([takeSpare(repo, root, "bg/one", base), takeSpare(repo, root, "bg/two", base)]);
+    assert.equal(taken.filter(Boolean).length, 1);
+    assert.deepEqual(spares(root), []);
+    assert.equal(branches(repo).filter((b) => b === "bg/one" || b === "bg/two").length, 1, "the loser made no branch");
   });
 
   it("makes none without spare, nor with spare: true for a small project (it checks out quickly)", async () => {
