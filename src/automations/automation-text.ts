@@ -20,7 +20,19 @@ export function firedByText(run: Pick<Run, "firedBy" | "plannedAt" | "triggerId"
   if (run.firedBy === "manual") return "run now (task_run)";
   if (run.eventSummary !== undefined) return `${run.firedBy}: ${run.eventSummary}`;
   if (run.firedBy === "catch_up") return `catch-up of missed occurrences${trigger ? ` of ${describeTrigger(trigger.spec)}` : ""}`;
-  return `${trigger ? describeTrigger(trigger.spec) : `trigger ${run.triggerId}`}, planned ${iso(run.plannedAt)}`;
+  const planned = run.plannedAt === undefined ? "" : `, planned ${iso(run.plannedAt)}`;
+  return `${trigger ? describeTrigger(trigger.spec) : `trigger ${run.triggerId}`}${planned}`;
+}
+
+/**
+ * A skipped row's status in words: `skipped (overlap)`, or for a streak of consecutive skips
+ * `skipped 1,203 times until 2026-11-27T14:32:10Z (daily budget reached ($2.03 of $2.00))`
+ * (it began at the row's time; the reason is the latest firing's).
+ */
+export function skippedText(run: Pick<Run, "skipReason" | "skipCount" | "endedAt" | "createdAt">): string {
+  const count = run.skipCount ?? 1;
+  const streak = count > 1 ? ` ${count.toLocaleString("en-US")} times until ${iso(run.endedAt ?? run.createdAt)}` : "";
+  return `skipped${streak} (${run.skipReason ?? "?"})`;
 }
 
 /** The lines put before the prompt of every run: the automation, and the event that fired it. */
@@ -93,7 +105,8 @@ export function runLine(run: Run, triggers: Trigger[]): string {
   if (run.status === "missed") {
     return `- ${iso(run.plannedAt)} missed ${run.missedCount} occurrence(s) of ${trigger ? describeTrigger(trigger.spec) : "a trigger"} until ${iso(run.missedUntil)} (OpenCode was not running)`;
   }
-  if (run.status === "skipped") return `- ${when} skipped (${run.skipReason}) ${firedByText(run, trigger)}`;
+  // A streak's firings each had their own planned time: the trigger is named without one.
+  if (run.status === "skipped") return `- ${when} ${skippedText(run)} ${firedByText((run.skipCount ?? 1) > 1 ? { ...run, plannedAt: undefined } : run, trigger)}`;
   const head = `- ${when} run #${run.runNo} ${run.status}${duration}, ${firedByText(run, trigger)}`;
   const told = run.notified === undefined ? "" : run.notified ? "; notified" : `; not notified (${run.notifyNote})`;
   const steps = run.steps?.length ? ` [steps: ${stepsCompact(run.steps)}]` : "";

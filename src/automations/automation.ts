@@ -130,6 +130,11 @@ export type Run = {
   spentBefore?: Spend;
   /** isolation "worktree": the branch the run left its changes on (none when it changed nothing: no branch is left). */
   branch?: string;
+  /**
+   * A skipped row: how many consecutive firings it stands for (undefined: one). A streak's first
+   * firing is createdAt, its latest endedAt; skipReason is the latest firing's.
+   */
+  skipCount?: number;
 };
 
 /**

@@ -99,7 +99,7 @@ export class RunLifecycle {
     const { store, clock } = this.ctx;
     const trigger = store.trigger(triggerId);
     if (!trigger) return;
-    this.ctx.runs.insert({
+    this.ctx.runs.skip({
       automationId: trigger.automationId, triggerId, firedBy: trigger.spec.kind as Run["firedBy"], status: "skipped",
       skipReason: reason, createdAt: clock.now(), eventSummary: summary,
     });

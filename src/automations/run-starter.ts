@@ -30,9 +30,10 @@ export class RunStarter {
   }
 
   /**
-   * Inside a transaction. Inserts the firing's row: a run that starts (numbered, counted against
-   * max_runs), a waiting run (overlap: queue; newest wins) or a skip (overlap: skip, or a daily
-   * budget reached: the owner is told once that day). Undefined
+   * Inside a transaction. Records the firing: a run that starts (numbered, counted against
+   * max_runs), the one waiting run (overlap: queue; newest wins) or a skip (overlap: skip, or a
+   * daily budget reached: the owner is told once that day), consecutive skips for one reason
+   * counted on one row (RunRows.skip). Undefined
    * when the (trigger, planned time) row exists already: another process fired this occurrence;
    * or when the event's key has a row of this trigger already: the event was fired before.
    */
@@ -44,17 +45,11 @@ export class RunStarter {
     const base: NewRun = { automationId: a.id, ...when, status: "starting", createdAt: now, eventSummary: event?.summary, eventData: event?.data, eventKey: event?.key };
     const active = this.recorder.endStrandedRuns(a.id);
     const busy = active.length > 0;
-    if (busy && event) return this.foldEvent(a, base, active[0]!);
-    if (busy && a.overlap === "skip") return runs.insert({ ...base, status: "skipped", skipReason: "overlap" });
-    if (busy) {
-      const older = store.runsWithStatus(a.id, ["waiting"]);
-      const run = runs.insert({ ...base, status: "waiting" });
-      if (run) for (const w of older) runs.move(w.id, "skipped", { skipReason: "overlap", summary: "replaced by a newer firing (overlap: queue keeps one)" });
-      return run;
-    }
+    if (busy && a.overlap === "skip") return runs.skip({ ...base, skipReason: "overlap" });
+    if (busy) return this.queue(a, base, active[0]!);
     const overBudget = this.spending.skipReason(a);
     if (overBudget) {
-      const skipped = runs.insert({ ...base, status: "skipped", skipReason: overBudget });
+      const skipped = runs.skip({ ...base, skipReason: overBudget });
       if (skipped) this.spending.tellOnce(a, overBudget);
       return skipped;
     }
@@ -64,23 +59,24 @@ export class RunStarter {
   }
 
   /**
-   * An event while a run is going: at most one row waits (overlap: queue) or records the skips
-   * (overlap: skip), holding the newest event and how many were folded into it, so a chatty
-   * source never piles up runs or rows.
+   * A firing while a run is going (overlap: queue): one row waits, the newest firing. A waiting
+   * row newer than the active run takes the newest firing in place and counts the ones it
+   * replaced (eventFolded), so a chatty source or a fast schedule never piles up rows.
    */
-  private foldEvent(a: Automation, base: NewRun, active: Run): Run | undefined {
+  private queue(a: Automation, base: NewRun, active: Run): Run | undefined {
     const { store, runs } = this.ctx;
-    const status = a.overlap === "queue" ? "waiting" : "skipped";
     const latest = store.runs(a.id, 1)[0];
-    const same = latest && latest.status === status && latest.triggerId === base.triggerId && latest.id > active.id;
-    if (!same) {
-      if (status === "waiting") runs.skipWaiting(a.id, "overlap", "replaced by a newer event (overlap: queue keeps one)");
-      return runs.insert({ ...base, status, ...(status === "skipped" ? { skipReason: "overlap" } : {}) });
+    // A keyed event keeps its own row: its key is what stops it firing twice.
+    if (!latest || latest.status !== "waiting" || latest.id < active.id || base.eventKey !== undefined || latest.eventKey !== undefined) {
+      runs.skipWaiting(a.id, "overlap", "replaced by a newer firing (overlap: queue keeps one)");
+      return runs.insert({ ...base, status: "waiting" });
     }
-    const folded = (latest.eventFolded ?? 0) + 1;
-    const event = { eventSummary: base.eventSummary, eventData: base.eventData, eventKey: base.eventKey };
-    runs.note(latest.id, { ...event, eventFolded: folded, createdAt: base.createdAt });
-    return { ...latest, ...event, eventFolded: folded };
+    const newest = {
+      triggerId: base.triggerId, firedBy: base.firedBy, plannedAt: base.plannedAt, createdAt: base.createdAt,
+      eventSummary: base.eventSummary, eventData: base.eventData, eventFolded: (latest.eventFolded ?? 0) + 1,
+    };
+    runs.note(latest.id, newest);
+    return { ...latest, ...newest } as Run;
   }
 
   /** Starts the automation's waiting run if nothing of it runs any more (one process wins). */

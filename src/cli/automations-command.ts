@@ -1,7 +1,7 @@
 import type { ProjectAutomation } from "../store/reads/automation-reads.ts";
 import type { ReadModel } from "../store/reads/read-model.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
-import { firedByText, firstLine, isoTime, nextRunText, stateText } from "../automations/automation-text.ts";
+import { firedByText, firstLine, isoTime, nextRunText, skippedText, stateText } from "../automations/automation-text.ts";
 import type { Run, Trigger } from "../automations/automation.ts";
 import { CliError } from "./cli-error.ts";
 import type { CliArgs } from "./parse-cli-args.ts";
@@ -64,7 +64,7 @@ function runColumns(triggers: Trigger[]): Column<SpentRun>[] {
   return [
     { header: "WHEN", value: (r) => isoTime(r.startedAt ?? r.plannedAt ?? r.createdAt) },
     { header: "RUN", value: (r) => (r.runNo === undefined ? "-" : `#${r.runNo}`) },
-    { header: "STATUS", value: (r) => (r.status === "missed" ? `missed ${r.missedCount} until ${isoTime(r.missedUntil)}` : r.skipReason ? `${r.status} (${r.skipReason})` : r.status) },
+    { header: "STATUS", value: (r) => (r.status === "missed" ? `missed ${r.missedCount} until ${isoTime(r.missedUntil)}` : r.status === "skipped" ? skippedText(r) : r.skipReason ? `${r.status} (${r.skipReason})` : r.status) },
     { header: "DURATION", value: (r) => (r.startedAt !== undefined && r.endedAt !== undefined ? `${((r.endedAt - r.startedAt) / 1000).toFixed(1)}s` : "-") },
     { header: "SPENT", value: (r) => (r.spend ? formatSpend(r.spend) : "-") },
     { header: "FIRED BY", value: (r) => firedByText(r, trigger(r)), maxWidth: 50 },

@@ -1,4 +1,5 @@
 import { DAY_MS } from "../core/clock.ts";
+import { skippedText } from "../automations/automation-text.ts";
 import { isEventSpec, runName, type Run, type Trigger } from "../automations/automation.ts";
 import type { Step, StepResult } from "../automations/step-spec.ts";
 import { stepLine } from "../automations/step-text.ts";
@@ -146,7 +147,7 @@ ${runs.map((r) => html`<tr data-run="${r.id}"><td>${r.taskId ? html`<a href="${t
 <td>${r.firedBy}${r.eventSummary ? html`: ${r.eventSummary}${r.eventFolded ? ` (+${r.eventFolded} folded)` : ""}` : ""}</td><td>${status(r.status)}${inSteps(r) ? html` ${commandButton("cancel_task", projectId, runName(r.automationId, r.runNo!), back)}` : ""}</td><td>${time(r.startedAt ?? r.plannedAt ?? r.createdAt)}</td>
 <td>${r.startedAt !== undefined ? duration(r.startedAt, r.endedAt ?? now) : "-"}</td>
 <td class="spend">${spendText(r.taskId ? spend.get(r.taskId) : undefined)}</td>
-<td>${preview(r.summary ?? (r.missedCount ? `${r.missedCount} occurrence(s) missed` : r.skipReason), 160)}${r.steps?.length ? stepResults(r.steps) : ""}</td></tr>`)}</tbody></table>`;
+<td>${preview(r.summary ?? (r.missedCount ? `${r.missedCount} occurrence(s) missed` : r.status === "skipped" ? skippedText(r) : r.skipReason), 160)}${r.steps?.length ? stepResults(r.steps) : ""}</td></tr>`)}</tbody></table>`;
 }
 
 /** A run still in its steps phase (no task yet): its Cancel kills the running step. */

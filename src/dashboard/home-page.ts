@@ -1,4 +1,5 @@
 import { DAY_MS } from "../core/clock.ts";
+import { skippedText } from "../automations/automation-text.ts";
 import type { InboxCommand } from "../inbox/inbox-command.ts";
 import { commandButton, commandList } from "./controls.ts";
 import type { ProjectAutomation, ProjectRun } from "../store/reads/automation-reads.ts";
@@ -166,5 +167,5 @@ function runTable(runs: ProjectRun[], spend: HomeData["spend"]): SafeHtml {
   if (runs.length === 0) return html`<p class="none">No runs yet.</p>`;
   return html`<table><thead><tr><th>automation</th><th>run</th><th>status</th><th>when</th><th>spent</th><th>summary</th></tr></thead><tbody>
 ${runs.map((r) => html`<tr><td><a href="${automationHref(r.projectId, r.automationId)}">${r.title ?? r.automationId}</a></td><td>${r.runNo ?? "-"} (${r.firedBy})${runWhere(r)}</td>
-<td>${status(r.status)}</td><td>${time(r.startedAt ?? r.createdAt)}</td><td class="spend">${spendText(r.taskId ? spend.get(spendKey(r.projectId, r.taskId)) : undefined)}</td><td>${preview(r.summary ?? r.skipReason)}</td></tr>`)}</tbody></table>`;
+<td>${status(r.status)}</td><td>${time(r.startedAt ?? r.createdAt)}</td><td class="spend">${spendText(r.taskId ? spend.get(spendKey(r.projectId, r.taskId)) : undefined)}</td><td>${preview(r.summary ?? (r.status === "skipped" ? skippedText(r) : r.skipReason))}</td></tr>`)}</tbody></table>`;
 }

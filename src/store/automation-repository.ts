@@ -19,7 +19,7 @@ const RUN_FIELDS: [keyof NewRun, string][] = [
   ["endedAt", "ended_at"], ["resultHash", "result_hash"], ["summary", "summary"], ["notified", "notified"],
   ["notifyNote", "notify_note"], ["eventSummary", "event_summary"], ["eventData", "event_data"], ["eventFolded", "event_folded"], ["eventKey", "event_key"],
   ["steps", "steps"], ["stepsBy", "steps_by"], ["spentBefore", "spent_before"],
-  ["branch", "branch"],
+  ["branch", "branch"], ["skipCount", "skip_count"],
 ];
 
 const sqlValue = (value: unknown): SqlValue => {

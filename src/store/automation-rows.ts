@@ -113,6 +113,7 @@ export function rowToRun(row: SqlRow): Run {
     stepsBy: opt<string>(row.steps_by),
     spentBefore: fromJson<Spend>(row.spent_before),
     branch: opt<string>(row.branch),
+    skipCount: opt<number>(row.skip_count),
   });
 }
 

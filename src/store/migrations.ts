@@ -489,6 +489,14 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE automation_runs ADD COLUMN branch TEXT; -- the branch an isolated run left its changes on; NULL: none (or it changed nothing)
     `,
   },
+  {
+    version: 27,
+    name: "a run of consecutive skipped firings for one reason is one history row that counts them",
+    sql: `
+      -- A skipped row's firings: created_at the first, ended_at the latest (NULL: one firing, or before this version).
+      ALTER TABLE automation_runs ADD COLUMN skip_count INTEGER; -- NULL: one firing
+    `,
+  },
 ];
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -38,7 +38,8 @@ async function spendAndFinish(f: F, spend: SpendRepository, usd: number) {
 }
 
 const budgetNotices = (f: F) => f.host.promptsTo(PARENT).filter((p) => p.text.includes("<automation-budget"));
-const rowsOf = (f: F, id: string) => f.autoStore.runs(id, 500).map((r) => `${r.status}${r.skipReason ? `:${r.skipReason}` : ""}`).reverse();
+/** Oldest first; a row that counts several skipped firings ends with ` x<count>`. */
+const rowsOf = (f: F, id: string) => f.autoStore.runs(id, 500).map((r) => `${r.status}${r.skipReason ? `:${r.skipReason}` : ""}${(r.skipCount ?? 1) > 1 ? ` x${r.skipCount}` : ""}`).reverse();
 
 function tool(f: F) {
   const tools = automationTools(f.automations, () => {});
@@ -126,7 +127,7 @@ describe("automation budget: per day", () => {
     await f.clock.advance(10_000);
     await spendAndFinish(f, spend, 0.03); // 0.06 > 0.05
     await f.clock.advance(30_000);
-    assert.deepEqual(rowsOf(f, a.id), ["completed", "completed", ...Array(3).fill("skipped:daily budget reached ($0.060 of $0.050)")]);
+    assert.deepEqual(rowsOf(f, a.id), ["completed", "completed", "skipped:daily budget reached ($0.060 of $0.050) x3"], "three firings, one row");
     assert.equal(f.children().length, 2);
     const told = budgetNotices(f);
     assert.equal(told.length, 1, "told once");
@@ -134,7 +135,8 @@ describe("automation budget: per day", () => {
     assert.equal(told[0]!.noReply, true, "no model turn for it");
     const ran = await tool(f)("task_run", { id: a.id });
     assert.match(ran, /^Not run: daily budget reached \(\$0\.060 of \$0\.050\)/);
-    assert.match(await tool(f)("task_read", { id: a.id }), /skipped \(daily budget reached \(\$0\.060 of \$0\.050\)\)/);
+    // task_run's firing is skipped too, and counted on the same row.
+    assert.match(await tool(f)("task_read", { id: a.id }), /skipped 4 times until [\dT:-]+Z \(daily budget reached \(\$0\.060 of \$0\.050\)\)/);
     f.clock.jump(PARIS_MIDNIGHT - 20_000 - f.clock.now());
     await f.clock.advance(20_000);
     assert.equal(f.children().length, 3, "a new day in Paris: it fires again");
@@ -182,7 +184,7 @@ describe("automation budget: the machine's dailyBudgetUsd", () => {
     spentUsd = 1.5;
     await f.clock.advance(10_000);
     await f.clock.advance(10_000);
-    assert.deepEqual(rowsOf(f, model.id), Array(2).fill("skipped:daily budget reached ($1.50 of $1.00 for all background work today, option dailyBudgetUsd)"));
+    assert.deepEqual(rowsOf(f, model.id), ["skipped:daily budget reached ($1.50 of $1.00 for all background work today, option dailyBudgetUsd) x2"]);
     assert.equal(f.children().length, 0);
     assert.ok(f.autoStore.runs(steps.id, 10).every((r) => !r.skipReason?.startsWith("daily budget")), "steps only: never skipped for a budget");
     assert.ok(f.autoStore.runs(steps.id, 10).some((r) => r.runNo !== undefined), "the steps run started");
@@ -213,7 +215,7 @@ describe("automation budget: two processes on one database", () => {
       await two.clock.advance(10_000);
     }
     const rows = rowsOf(one, a.id);
-    assert.deepEqual(rows.slice(1), Array(3).fill("skipped:daily budget reached ($0.060 of $0.050)"));
+    assert.deepEqual(rows.slice(1), ["skipped:daily budget reached ($0.060 of $0.050) x3"], "one row for the streak, whichever process skipped each firing");
     assert.equal(budgetNotices(one).length + budgetNotices(two).length, 1, "told once across both processes");
   });
 });

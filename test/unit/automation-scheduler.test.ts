@@ -50,23 +50,31 @@ describe("interval triggers", () => {
     assert.equal(f.host.promptsTo(PARENT).length, 1, "told at once: an automation run is not the parent's own turn");
   });
 
-  it("overlap skip: a firing while the run is busy is recorded as skipped, never two at once", async () => {
+  it("overlap skip: firings while the run is busy are recorded as skipped, on one row that counts them; never two at once", async () => {
     const f = setup();
     const a = f.create({}, [{ every: "1s" }]);
     await f.clock.advance(3000);
     assert.equal(f.children().length, 1);
-    const statuses = f.autoStore.runs(a.id).map((r) => `${r.status}${r.skipReason ? `:${r.skipReason}` : ""}`);
-    assert.deepEqual(statuses, ["skipped:overlap", "skipped:overlap", "running"]);
+    const statuses = () => f.autoStore.runs(a.id).map((r) => `${r.status}${r.skipReason ? `:${r.skipReason}` : ""}${r.skipCount ? `x${r.skipCount}` : ""}`);
+    assert.deepEqual(statuses(), ["skipped:overlapx2", "running"]);
+    await f.clock.advance(60_000);
+    assert.deepEqual(statuses(), ["skipped:overlapx62", "running"], "a minute of firings: still one row");
+    const streak = f.autoStore.runs(a.id)[0]!;
+    assert.equal(streak.endedAt! - streak.createdAt, 61_000, "its first and latest firing, 62 firings a second apart");
     await finishAll(f, "ok");
     await f.clock.advance(1000);
     assert.equal(f.children().length, 2);
+    await f.clock.advance(1000);
+    assert.deepEqual(statuses().slice(0, 2), ["skipped:overlap", "running"], "a run between them: a new streak");
   });
 
   it("overlap queue: one waiting run (the newest) starts when the running one ends", async () => {
     const f = setup();
     const a = f.create({ overlap: "queue" }, [{ every: "1s" }]);
     await f.clock.advance(3000);
-    assert.deepEqual(f.autoStore.runs(a.id).map((r) => r.status), ["waiting", "skipped", "running"]);
+    assert.deepEqual(f.autoStore.runs(a.id).map((r) => `${r.status}:${r.eventFolded ?? 0}`), ["waiting:1", "running:0"], "the newest firing waits, the one it replaced counted");
+    await f.clock.advance(60_000);
+    assert.deepEqual(f.autoStore.runs(a.id).map((r) => `${r.status}:${r.eventFolded ?? 0}`), ["waiting:61", "running:0"], "a minute of firings: still one waiting row");
     await finishAll(f, "ok");
     assert.equal(f.children().length, 2, "the waiting run started at once");
     const newest = f.autoStore.runs(a.id).find((r) => r.runNo === 2)!;

@@ -115,7 +115,8 @@ describe("firing event triggers", () => {
     for (const n of [1, 2, 3, 4]) source.ctx.emit({ summary: `change ${n}` });
     await f.flush();
     const rows = f.autoStore.runs(a.id);
-    assert.deepEqual(rows.map((r) => `${r.status}:${r.eventFolded ?? 0}`), ["skipped:2", "running:0"]);
+    assert.deepEqual(rows.map((r) => `${r.status}:${r.skipCount ?? 1}`), ["skipped:3", "running:1"]);
+    assert.equal(rows[0]!.eventSummary, "change 4", "the streak holds the newest event");
     assert.equal(f.children().length, 1);
   });
 
@@ -197,7 +198,7 @@ describe("webhook deliveries", () => {
     // A second delivery while the first one's run goes is its one skipped row (overlap: skip), counting no other event.
     deliveries.accept({ name: "deploy", deliveryId: "d-2", body: "{}" });
     await f.flush();
-    assert.deepEqual(f.autoStore.runs(a.id).map((r) => [r.status, r.eventFolded ?? 0]), [["skipped", 0], ["running", 0]]);
+    assert.deepEqual(f.autoStore.runs(a.id).map((r) => [r.status, r.skipCount ?? 1]), [["skipped", 1], ["running", 1]]);
     assert.match(f.host.promptsTo(f.children()[0]!)[0]!.text, /\[Event: POST \/hooks\/deploy \(push\)\]\n\{"ref":"main"\}/);
     f.catalog.update(a.id, { enabled: false });
     assert.equal(deliveries.secretOf("deploy"), undefined, "paused: the route answers 401, as an unknown name");

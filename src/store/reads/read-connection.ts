@@ -36,6 +36,11 @@ export class ReadConnection {
     return this.tables.has(table);
   }
 
+  /** Whether a table has a column now: a column a later migration adds may be missing in an older database. */
+  hasColumn(table: string, column: string): boolean {
+    return this.has(table) && this.sql("SELECT 1 FROM pragma_table_info(?) WHERE name = ?").get(table, column) !== undefined;
+  }
+
   /** A prepared statement, compiled once per connection. */
   sql(text: string): SqliteStatement {
     return this.statements.prepare(this.db, text);

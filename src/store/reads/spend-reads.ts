@@ -117,14 +117,18 @@ export class SpendReads {
     return this.spentSince(since).costUsd;
   }
 
-  /** Firings skipped since `since` because an automation's daily budget was reached, per automation, newest first. */
+  /**
+   * Firings skipped since `since` because an automation's daily budget was reached, per automation,
+   * newest first. A row counts its streak (skip_count), whole when its latest firing is since then.
+   */
   budgetSkips(since: number, projectId?: string): BudgetSkip[] {
     if (!this.connection.has("automation_runs")) return [];
-    return this.connection.sql(`SELECT r.project_id, r.automation_id, a.title, COUNT(*) AS n, MAX(r.created_at) AS at,
+    const count = this.connection.hasColumn("automation_runs", "skip_count") ? "SUM(coalesce(r.skip_count, 1))" : "COUNT(*)";
+    return this.connection.sql(`SELECT r.project_id, r.automation_id, a.title, ${count} AS n, MAX(coalesce(r.ended_at, r.created_at)) AS at,
       (SELECT skip_reason FROM automation_runs x WHERE x.project_id = r.project_id AND x.automation_id = r.automation_id
         AND x.status = 'skipped' AND x.skip_reason LIKE 'daily budget%' ORDER BY x.id DESC LIMIT 1) AS reason
       FROM automation_runs r LEFT JOIN automations a ON a.project_id = r.project_id AND a.id = r.automation_id
-      WHERE r.status = 'skipped' AND r.skip_reason LIKE 'daily budget%' AND r.created_at >= ? ${projectId ? "AND r.project_id = ?" : ""}
+      WHERE r.status = 'skipped' AND r.skip_reason LIKE 'daily budget%' AND coalesce(r.ended_at, r.created_at) >= ? ${projectId ? "AND r.project_id = ?" : ""}
       GROUP BY r.project_id, r.automation_id ORDER BY at DESC LIMIT 50`).all(...(projectId ? [since, projectId] : [since])).map((row) => ({
       projectId: String(row.project_id), automationId: String(row.automation_id), ...(row.title == null ? {} : { title: String(row.title) }),
       count: Number(row.n), reason: String(row.reason), at: Number(row.at),
