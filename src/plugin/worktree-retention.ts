@@ -1,7 +1,7 @@
 import { errorMessage } from "../core/errors.ts";
 import { SETTLED_STATUSES, type TaskWorktree } from "../core/task.ts";
 import type { TaskStore } from "../core/task-store.ts";
-import { removeWorktree, unmergedCommitCount } from "../worktrees/worktrees.ts";
+import { loadWorktrees } from "../worktrees/load-worktrees.ts";
 import { worktreeRoutes } from "./worktree-support.ts";
 
 type Log = (level: "info" | "warn", message: string) => void;
@@ -21,6 +21,8 @@ export function removeExpiredWorktrees(tasks: TaskStore, cutoffMs: number, log: 
 }
 
 async function removeAll(expired: { id: string; worktree: TaskWorktree }[], inUse: Set<string>, log: Log): Promise<void> {
+  if (expired.length === 0) return;
+  const { removeWorktree, unmergedCommitCount } = await loadWorktrees();
   for (const { id, worktree } of expired) {
     if (inUse.has(worktree.path)) {
       log("warn", `Retention kept the worktree ${worktree.path} of task ${id}: a running task works in it.`);

@@ -5,9 +5,7 @@ import { RUNNING_STATUSES, type Task, type TaskWorktree } from "../core/task.ts"
 import type { TaskStore } from "../core/task-store.ts";
 import { workdirOf, type WorktreeSupport } from "../core/task-worktree.ts";
 import type { DirectoryRoutes } from "../host/directory-route.ts";
-import { createWorktree, mainCheckout, nameBranch } from "../worktrees/create-worktree.ts";
-import { removeWorktree } from "../worktrees/remove-worktree.ts";
-import { settleWorktree } from "../worktrees/settle-worktree.ts";
+import { loadWorktrees } from "../worktrees/load-worktrees.ts";
 import { WorktreeRefusal, type Worktree, type WorktreeChanges } from "../worktrees/worktree.ts";
 
 /** The most commits and diff-stat lines a result's Worktree block lists (background_merge diff shows all). */
@@ -32,12 +30,13 @@ export function worktreeSupport(projectDir: string, root: () => string, warmDire
   const one = serially();
   // A spare's directory is where its task will work: the host boots its instance for it ahead (the project's subfolder in it, if any).
   const warm = warmDirectory && (async (path: string) => {
-    const sub = subfolderOf(projectDir, await mainCheckout(projectDir));
+    const sub = subfolderOf(projectDir, await (await loadWorktrees()).mainCheckout(projectDir));
     await warmDirectory(sub ? join(path, sub) : path);
   });
   return {
     create: (description, from) => one(async () => {
       try {
+        const { createWorktree } = await loadWorktrees();
         return fromGit(await createWorktree({ repo: projectDir, root: root(), description, from, spare: true, warm }), projectDir);
       } catch (error) {
         // The refusal names the fix (not a git repository): the tool answers it, nothing was made.
@@ -45,11 +44,14 @@ export function worktreeSupport(projectDir: string, root: () => string, warmDire
         throw error;
       }
     }),
-    name: (worktree, taskId, description) => one(async () => ({ ...worktree, branch: (await nameBranch(worktree, shortTaskId(taskId), description)).branch })),
-    remove: (worktree) => one(async () => {
-      await removeWorktree(worktree, { deleteBranch: true });
+    name: (worktree, taskId, description) => one(async () => {
+      const { nameBranch } = await loadWorktrees();
+      return { ...worktree, branch: (await nameBranch(worktree, shortTaskId(taskId), description)).branch };
     }),
-    settle: (task: Task) => one(async () => changesBlock(await settleWorktree(task.worktree!, `task ${task.id} "${task.description}"`))),
+    remove: (worktree) => one(async () => {
+      await (await loadWorktrees()).removeWorktree(worktree, { deleteBranch: true });
+    }),
+    settle: (task: Task) => one(async () => changesBlock(await (await loadWorktrees()).settleWorktree(task.worktree!, `task ${task.id} "${task.description}"`))),
   };
 }
 

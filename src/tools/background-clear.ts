@@ -3,7 +3,7 @@ import type { TaskManager } from "../core/task-manager.ts";
 import { errorMessage } from "../core/errors.ts";
 import { isSettled } from "../core/task.ts";
 import type { TaskSummary } from "../core/task-summary.ts";
-import { removeWorktree, unmergedCommitCount } from "../worktrees/worktrees.ts";
+import { loadWorktrees } from "../worktrees/load-worktrees.ts";
 import { defineTool } from "./tool-kit.ts";
 
 type Deps = { manager: TaskManager; clock: Clock; onCrash: (message: string, error: unknown) => void };
@@ -33,6 +33,8 @@ export function backgroundClearTool({ manager, clock, onCrash }: Deps) {
  */
 async function removeWorktrees(manager: TaskManager, clock: Clock, tasks: TaskSummary[]): Promise<string[]> {
   const lines: string[] = [];
+  if (tasks.length === 0) return lines;
+  const { removeWorktree, unmergedCommitCount } = await loadWorktrees();
   let removed = 0;
   for (const task of tasks) {
     const wt = task.worktree!;

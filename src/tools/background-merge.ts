@@ -2,7 +2,7 @@ import type { Clock } from "../core/clock.ts";
 import type { TaskManager } from "../core/task-manager.ts";
 import { TaskError, errorMessage } from "../core/errors.ts";
 import type { Task, TaskWorktree } from "../core/task.ts";
-import { checkMerge, mergeWorktree, removeWorktree, unmergedCommitCount, worktreeDiff } from "../worktrees/worktrees.ts";
+import { loadWorktrees } from "../worktrees/load-worktrees.ts";
 import { defineTool, type CallContext } from "./tool-kit.ts";
 import { isolatedTask, refuseOutsideCaller, refuseWhileWorking } from "./isolated-task.ts";
 
@@ -26,7 +26,7 @@ export function backgroundMergeTool({ manager, clock, onCrash }: Deps) {
       refuseWhileWorking(manager, task, args.action);
       if (args.action === "diff") return diff(task);
       // A merge that would be refused is refused before the user is asked to approve it.
-      const refusal = args.action === "merge" ? await checkMerge(task.worktree) : undefined;
+      const refusal = args.action === "merge" ? await (await loadWorktrees()).checkMerge(task.worktree) : undefined;
       if (refusal) return notMerged(task, refusal);
       await approve(call, task, args.action);
       const done = args.action === "merge" ? await merge(task) : await discard(task);
@@ -38,7 +38,7 @@ export function backgroundMergeTool({ manager, clock, onCrash }: Deps) {
 
 async function diff(task: Owned): Promise<string> {
   const { branch, base } = task.worktree;
-  const { text, truncated, seeRest } = await worktreeDiff(task.worktree, DIFF_CAP_CHARS);
+  const { text, truncated, seeRest } = await (await loadWorktrees()).worktreeDiff(task.worktree, DIFF_CAP_CHARS);
   if (!text.trim()) return `Task ${task.id}'s branch ${branch} has no changes against its base ${base.slice(0, 7)}.`;
   const tail = truncated ? [`(cut at ${DIFF_CAP_CHARS} characters; all of it: ${seeRest})`] : [];
   return [`Diff of task ${task.id}'s branch ${branch} against its base ${base.slice(0, 7)}:`, text, ...tail].join("\n");
@@ -46,6 +46,7 @@ async function diff(task: Owned): Promise<string> {
 
 /** Checked again as it merges: the checkout may have changed while the user decided. */
 async function merge(task: Owned): Promise<{ removed: boolean; answer: string }> {
+  const { mergeWorktree, removeWorktree } = await loadWorktrees();
   const result = await mergeWorktree(task.worktree);
   if (!result.merged) return { removed: false, answer: notMerged(task, result) };
   try {
@@ -67,6 +68,7 @@ const said = (reason: string) => (/Nothing was changed/.test(reason) ? reason : 
 
 async function discard(task: Owned): Promise<{ removed: boolean; answer: string }> {
   const { branch } = task.worktree;
+  const { removeWorktree, unmergedCommitCount } = await loadWorktrees();
   const commits = await unmergedCommitCount(task.worktree);
   await removeWorktree(task.worktree, { deleteBranch: true });
   const lost = commits ? ` (${commits} commit${commits === 1 ? "" : "s"} not merged, now gone)` : "";
