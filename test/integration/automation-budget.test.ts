@@ -52,10 +52,13 @@ describe("automation budgets, on the real host", () => {
   };
 
   const query = <T = any>(sql: string, ...params: SqlValue[]): T[] => queryDb<T>(dbPath, sql, ...params);
-  type RunRow = { run_no: number | null; status: string; skip_reason: string | null; summary: string | null; task_id: string | null };
+  type RunRow = { run_no: number | null; status: string; skip_reason: string | null; summary: string | null; task_id: string | null; skip_count: number | null };
   const runs = (automationId: string) =>
-    query<RunRow>("SELECT run_no, status, skip_reason, summary, task_id FROM automation_runs WHERE automation_id = ? ORDER BY id", automationId);
-  const budgetSkips = (automationId: string) => runs(automationId).filter((r) => r.status === "skipped" && r.skip_reason?.startsWith("daily budget"));
+    query<RunRow>("SELECT run_no, status, skip_reason, summary, task_id, skip_count FROM automation_runs WHERE automation_id = ? ORDER BY id", automationId);
+  /** The history rows of firings skipped for the daily budget: one per streak. */
+  const budgetSkipRows = (automationId: string) => runs(automationId).filter((r) => r.status === "skipped" && r.skip_reason?.startsWith("daily budget"));
+  /** How many firings were skipped for it: each row counts its streak. */
+  const budgetSkips = (automationId: string) => budgetSkipRows(automationId).reduce((n, r) => n + (r.skip_count ?? 1), 0);
   const notices = async (automationId: string) =>
     (await a.messages(parent)).filter((m) => m.info.role === "user")
       .map((m) => m.parts.filter((p) => p.type === "text").map((p) => p.text).join("\n"))
@@ -79,21 +82,25 @@ describe("automation budgets, on the real host", () => {
     const refused = await tool("task_create", { title: "bad", prompt: "REPLY no", budget: { usd_per_day: "2" } });
     assert.match(refused, /budget\.usd_per_day must be a number above 0, got "2"\. Nothing was stored\./);
     const id = await create({ title: "daily", prompt: "REPLY done", triggers: [{ every: "1s" }], budget: { usd_per_day: 0.05 } });
-    await waitUntil(() => budgetSkips(id).length >= 3, { timeoutMs: 30_000, what: "three firings skipped for the daily budget" });
+    await waitUntil(() => budgetSkips(id) >= 3, { timeoutMs: 30_000, what: "three firings skipped for the daily budget" });
     const rows = runs(id);
     assert.deepEqual(rows.filter((r) => r.run_no !== null).map((r) => r.status), ["completed", "completed"], "two runs of $0.027: the second passed $0.05");
-    assert.equal(budgetSkips(id)[0]!.skip_reason, "daily budget reached ($0.054 of $0.050)");
+    assert.equal(budgetSkipRows(id)[0]!.skip_reason, "daily budget reached ($0.054 of $0.050)");
     await waitUntil(async () => (await notices(id)).length === 1, { timeoutMs: 10_000, what: "the owner told" });
     const told = (await notices(id))[0]!;
     assert.match(told, /Automation "daily" \(au\w+\): daily budget reached \(\$0\.054 of \$0\.050\)\. Its firings are skipped \(and recorded\) until .* then it runs again by itself/);
-    const skipped = budgetSkips(id).length;
-    await waitUntil(() => budgetSkips(id).length >= skipped + 3, { timeoutMs: 10_000, what: "three more skips" });
+    const skipped = budgetSkips(id);
+    await waitUntil(() => budgetSkips(id) >= skipped + 3, { timeoutMs: 10_000, what: "three more skips" });
     assert.equal((await notices(id)).length, 1, "told once a day, however many firings are skipped");
+    assert.equal(budgetSkipRows(id).length, 1, "a firing every second skipped: one history row that counts them");
     assert.equal(runs(id).filter((r) => r.run_no !== null).length, 2, "nothing ran since");
     const read = await tool("task_read", { id });
     assert.match(read, /^budget: \$0\.050 per day \(days in .+\)$/m);
     assert.match(read, /^spent: today \$0\.054 · 10\.0k tok; this week \$0\.054 · 10\.0k tok; last run #2 \$0\.027 · 5\.0k tok$/m);
-    assert.match(read, /skipped \(daily budget reached \(\$0\.054 of \$0\.050\)\) every 1s/);
+    assert.match(read, /skipped \d+ times until \S+Z \(daily budget reached \(\$0\.054 of \$0\.050\)\) every 1s$/m);
+    let table = "";
+    assert.equal(main(["runs", id, "--db", dbPath], { stdout: (t) => void (table += t), stderr: (t) => void (table += t), env: {}, now: Date.now }), 0, table);
+    assert.match(table, /skipped \d+ times until \S+Z \(daily budget reached \(\$0\.054 of \$0\.050\)\)/, "the CLI's runs shows the streak's count");
     assert.match(await tool("task_update", { id, enabled: false }), /paused/);
   });
 
@@ -131,12 +138,13 @@ describe("automation budgets, on the real host", () => {
   it("two servers on one database reach the daily budget once: two runs in all, the owner told once", async () => {
     await start(a); // a second process on the same project and database
     const id = await create({ title: "shared", prompt: "REPLY shared", triggers: [{ every: "1s" }], budget: { usd_per_day: 0.05 } });
-    await waitUntil(() => budgetSkips(id).length >= 5, { timeoutMs: 30_000, what: "five firings skipped for the daily budget" });
+    await waitUntil(() => budgetSkips(id) >= 5, { timeoutMs: 30_000, what: "five firings skipped for the daily budget" });
     assert.deepEqual(runs(id).filter((r) => r.run_no !== null).map((r) => r.status), ["completed", "completed"], "not two runs per process");
     await waitUntil(async () => (await notices(id)).length >= 1, { timeoutMs: 10_000, what: "the owner told" });
-    const skipped = budgetSkips(id).length;
-    await waitUntil(() => budgetSkips(id).length >= skipped + 3, { timeoutMs: 10_000, what: "three more skips" });
+    const skipped = budgetSkips(id);
+    await waitUntil(() => budgetSkips(id) >= skipped + 3, { timeoutMs: 10_000, what: "three more skips" });
     assert.equal((await notices(id)).length, 1, "told once, whichever process skipped");
+    assert.equal(budgetSkipRows(id).length, 1, "both processes counted their skips on one row");
     assert.equal(query("SELECT budget_told_on FROM automations WHERE id = ? AND budget_told_on IS NOT NULL", id).length, 1);
   });
 });
