@@ -143,7 +143,7 @@ export async function runWorktreesBench({ rounds = ROUNDS, print = true } = {}):
     const here = git(process.cwd(), ["rev-parse", "--show-toplevel"]);
     const large = generatedRepo(dir, LARGE_FILES);
     const figures: GitFigures[] = [];
-    for (const [name, repo] of [["here", here], ["large", large]] as const) {
+    for (const [name, repo] of process.env.BENCH_WORKTREES_GIT === "0" ? [] : [["here", here], ["large", large]] as const) {
       figures.push(await measureGit(repo, join(dir, "worktrees", name), rounds));
       if (print) reportGit(figures.at(-1)!);
     }
