@@ -42,18 +42,21 @@ export class RunRows {
   }
 
   /**
-   * A firing that does not run. Folded into the automation's newest row when that is a skip for
-   * the same reason (its figures aside: `daily budget reached ($2.03 of $2.00)` goes on as
-   * `($2.05 of $2.00)`): one row counts the streak, its first firing createdAt, its latest
-   * endedAt, with the latest reason and event. Else a new row; undefined when its (trigger,
-   * planned time) is taken (another process fired it). In one IMMEDIATE transaction (joined when
-   * the caller has one): processes on one database take turns, so two never start rows of one streak.
-   * An event with a key keeps a row of its own (the key is what stops it firing twice).
+   * A firing that does not run. Folded into its trigger's newest row when that is a skip for the
+   * same reason (its figures aside: `daily budget reached ($2.03 of $2.00)` goes on as
+   * `($2.05 of $2.00)`) and no run of the automation came since: one row counts the streak, its
+   * first firing createdAt, its latest endedAt, with the latest reason and event. Another
+   * trigger's skips in between do not break it (each trigger has its streak). Else a new row;
+   * undefined when its (trigger, planned time) is taken (another process fired it). In one
+   * IMMEDIATE transaction (joined when the caller has one): processes on one database take turns,
+   * so two never start rows of one streak. An event with a key keeps a row of its own (the key is
+   * what stops it firing twice).
    */
   skip(run: NewRun & { skipReason: string }): Run | undefined {
     return this.store.transaction(() => {
-      const latest = this.store.runs(run.automationId, 1)[0];
-      if (!latest || run.eventKey !== undefined || !continuesStreak(latest, run.skipReason)) return this.insert({ ...run, status: "skipped" });
+      const found = run.eventKey === undefined ? this.store.latestOfTrigger(run.automationId, run.triggerId) : undefined;
+      const latest = found && !found.runSince ? found.run : undefined;
+      if (!latest || !continuesStreak(latest, run.skipReason)) return this.insert({ ...run, status: "skipped" });
       const fields: RunFields = {
         skipCount: (latest.skipCount ?? 1) + 1, endedAt: run.createdAt, skipReason: run.skipReason,
         ...(run.eventSummary !== undefined ? { eventSummary: run.eventSummary, eventData: run.eventData } : {}),
@@ -76,7 +79,7 @@ export function skipKind(reason: string): string {
   return reason.replace(/\$?\d[\d.,]*[kM]?/g, "#");
 }
 
-/** Whether a skip for `reason` goes on the streak of `latest` (the automation's newest row). */
+/** Whether a skip for `reason` goes on the streak of `latest` (its trigger's newest row, no run since). */
 function continuesStreak(latest: Run, reason: string): boolean {
   return latest.status === "skipped" && latest.skipReason !== undefined && latest.eventKey === undefined && skipKind(latest.skipReason) === skipKind(reason);
 }

@@ -154,6 +154,20 @@ export class AutomationRepository {
       .all(this.projectId, automationId, limit).map(rowToRun);
   }
 
+  /**
+   * The newest row the trigger fired (`triggerId` undefined: task_run's, which have none), and
+   * whether a row of the automation that is not a skip came after it (a run broke its streak).
+   */
+  latestOfTrigger(automationId: string, triggerId: string | undefined): { run: Run; runSince: boolean } | undefined {
+    // "+": walk the automation's rows newest first (a few steps), not every row the trigger ever fired.
+    const row = this.sql("SELECT * FROM automation_runs WHERE project_id = ? AND automation_id = ? AND +trigger_id IS ? ORDER BY id DESC LIMIT 1")
+      .get(this.projectId, automationId, triggerId ?? null);
+    if (!row) return undefined;
+    const after = this.sql("SELECT 1 FROM automation_runs WHERE project_id = ? AND automation_id = ? AND id > ? AND status != 'skipped' LIMIT 1")
+      .get(this.projectId, automationId, row.id as number);
+    return { run: rowToRun(row), runSince: after !== undefined };
+  }
+
   /** Whether the trigger has a row for the event named `key` already (fired, waiting, skipped or folded into one). */
   firedEvent(triggerId: string, key: string): boolean {
     return this.sql("SELECT 1 FROM automation_runs WHERE project_id = ? AND trigger_id = ? AND event_key = ?").get(this.projectId, triggerId, key) !== undefined;

@@ -135,8 +135,10 @@ describe("automation budget: per day", () => {
     assert.equal(told[0]!.noReply, true, "no model turn for it");
     const ran = await tool(f)("task_run", { id: a.id });
     assert.match(ran, /^Not run: daily budget reached \(\$0\.060 of \$0\.050\)/);
-    // task_run's firing is skipped too, and counted on the same row.
-    assert.match(await tool(f)("task_read", { id: a.id }), /skipped 4 times until [\dT:-]+Z \(daily budget reached \(\$0\.060 of \$0\.050\)\)/);
+    // The trigger's three firings are one row; task_run's firing (no trigger) is a streak of its own.
+    const read = await tool(f)("task_read", { id: a.id });
+    assert.match(read, /skipped 3 times until [\dT:-]+Z \(daily budget reached \(\$0\.060 of \$0\.050\)\) cron /);
+    assert.match(read, /skipped \(daily budget reached \(\$0\.060 of \$0\.050\)\) run now \(task_run\)/);
     f.clock.jump(PARIS_MIDNIGHT - 20_000 - f.clock.now());
     await f.clock.advance(20_000);
     assert.equal(f.children().length, 3, "a new day in Paris: it fires again");

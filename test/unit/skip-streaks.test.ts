@@ -54,6 +54,17 @@ describe("a streak of skipped firings is one row", () => {
     assert.notEqual(skipKind(BUDGET("2.03")), skipKind(`${BUDGET("2.03").slice(0, -1)} for all background work today, option dailyBudgetUsd)`), "own and machine budget differ");
   });
 
+  it("two triggers skipping in turn keep a streak each; a run breaks both", () => {
+    const { repos, rows } = twoProcesses();
+    const r = rows[0]!;
+    for (let i = 0; i < 10; i++) r.skip(skip(i, "overlap", { triggerId: i % 2 ? "fast" : "slow" }));
+    const counts = () => repos[0]!.runs("au1", 10).reverse().map((x) => `${x.triggerId ?? "-"}:${x.status}:${x.skipCount ?? 1}`);
+    assert.deepEqual(counts(), ["slow:skipped:5", "fast:skipped:5"]);
+    r.insert({ automationId: "au1", runNo: 1, firedBy: "manual", status: "starting", createdAt: 11 });
+    r.skip(skip(12, "overlap", { triggerId: "slow" }));
+    assert.deepEqual(counts().slice(-2), ["-:starting:1", "slow:skipped:1"]);
+  });
+
   it("two processes taking turns on one database extend the same row, never start a second one", () => {
     const { repos, rows } = twoProcesses();
     for (let i = 0; i < 40; i++) rows[i % 2]!.skip(skip(i, BUDGET("2.03")));
