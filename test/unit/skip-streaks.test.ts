@@ -78,6 +78,7 @@ describe("a streak of skipped firings is one row", () => {
     try {
       assert.deepEqual(reader.spend.budgetSkips(10_004).map((s) => [s.count, s.at, s.reason]), [[5, 10_004, BUDGET("2.03")]]);
       assert.deepEqual(reader.spend.budgetSkips(10_005), [], "nothing skipped since");
+      assert.deepEqual(reader.automations.runs("proj", "au1", { from: 10_003 }).map((r) => r.skipCount), [5], "a run list from a time after its first firing still shows the streak");
     } finally {
       reader.close();
     }

@@ -33,7 +33,7 @@ export class AutomationReads {
     return row && this.withTriggers(row);
   }
 
-  /** Newest first, filtered by status, trigger id (or "manual"), and creation time. */
+  /** Newest first, filtered by status, trigger id (or "manual"), and time (rows from `from` on, created before `to`). */
   runs(projectId: string, automationId: string, filter: RunFilter = {}): RunWithTask[] {
     if (!this.connection.has("automation_runs")) return [];
     const where = ["project_id = ?", "automation_id = ?"];
@@ -41,7 +41,8 @@ export class AutomationReads {
     if (filter.status) (where.push("status = ?"), params.push(filter.status));
     if (filter.trigger === "manual") where.push("trigger_id IS NULL");
     else if (filter.trigger) (where.push("trigger_id = ?"), params.push(filter.trigger));
-    if (filter.from !== undefined) (where.push("created_at >= ?"), params.push(filter.from));
+    // A row that lasts (a run, a streak of skipped firings) is in the window when it ends in it.
+    if (filter.from !== undefined) (where.push("coalesce(ended_at, created_at) >= ?"), params.push(filter.from));
     if (filter.to !== undefined) (where.push("created_at < ?"), params.push(filter.to));
     params.push(filter.limit ?? 100);
     return this.connection.sql(`SELECT r.*, ${this.taskWorker()} FROM automation_runs r WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`)
