@@ -14,6 +14,8 @@ export type SpendSink = {
   record(taskId: string, messageId: string, usage: MessageUsage): BudgetStop | undefined;
   /** The task's spend with its descendants', as shown (`$0.081 · 15.0k tok`); undefined before any request. */
   line(taskId: string): string | undefined;
+  /** A task launched by this process, before its child's first prompt. Never throws. */
+  launched?(task: { id: string; parentSessionID: string; budget?: Budget }): void;
   forget(taskId: string): void;
   /** A task's budget changed (a resume gave a new one): running totals are read again. */
   budgetChanged?(taskId: string): void;

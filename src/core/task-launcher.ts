@@ -127,6 +127,7 @@ export class TaskLauncher {
       life.callHook("launched", () => life.hooks.launched?.(task, input.extras));
       return scheduler.claimFitting();
     });
+    ctx.spend?.launched?.(task);
     // A launch from a tool call is inside the parent's turn; one from a layer above (an automation
     // run, notify false) is not, and must not hold the parent's notifications until the next poll.
     if (input.notify !== false) notifier.setActivity(input.parentSessionID, "busy");

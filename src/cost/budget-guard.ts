@@ -29,7 +29,7 @@ export class BudgetGuard {
   private messages = new Map<string, Map<string, Spend>>();
   /** Each budgeted task's tree total. */
   private totals = new Map<string, Spend>();
-  /** The task itself or its ancestors that have a budget, nearest first. */
+  /** The task itself or its ancestors that have a budget, nearest first (a launcher that is no task: none). */
   private owners = new Map<string, Owner[]>();
   /** Budgeted tasks already stopped: the parent is told once. */
   private stopped = new Set<string>();
@@ -53,6 +53,15 @@ export class BudgetGuard {
       stop = { taskId: owner.id, error: budgetExceededText(total, owner.budget) };
     });
     return stop;
+  }
+
+  /**
+   * A task launched by this process: its budgets are its own and its launcher's, known without a
+   * query (its launcher's are read once per launcher, e.g. once for a whole fan-out).
+   */
+  launched(taskId: string, parentId: string, budget: Budget | undefined): void {
+    const above = this.ownersOf(parentId);
+    this.owners.set(taskId, budget ? [{ id: taskId, budget }, ...above] : above);
   }
 
   /** The budget_exceeded text when the tree's spend (from the store) already passes `budget`. */

@@ -22,6 +22,11 @@ export class SpendLedger {
     return spend;
   }
 
+  /** The message's latest spend as recorded; undefined before its first non-zero update. */
+  latest(taskId: string, messageId: string): Spend | undefined {
+    return this.byTask.get(taskId)?.get(messageId);
+  }
+
   /** What this ledger has seen of a task (this process only: the store has every process's). */
   total(taskId: string): Spend {
     return sumSpend(this.byTask.get(taskId)?.values() ?? []);

@@ -5,8 +5,9 @@ import type { Budget, BudgetStop } from "../core/budget.ts";
 import { BudgetGuard, type BudgetRows } from "./budget-guard.ts";
 import { dailyBudgetRefusal, dailyBudgetState, type DailyTotals } from "./daily-budget.ts";
 import { formatSpend } from "./format-spend.ts";
+import { LiveTrees } from "./live-trees.ts";
 import { SpendLedger } from "./spend-ledger.ts";
-import type { Spend } from "./spend.ts";
+import { subtractSpend, type Spend } from "./spend.ts";
 
 export { descendantIds } from "./budget-guard.ts";
 
@@ -15,6 +16,8 @@ export interface SpendRows extends BudgetRows, DailyTotals {
   put(taskId: string, messageId: string, spend: Spend): void;
   /** Each task's own spend (its child session's messages), for these ids; tasks without any are absent. */
   ofTasks(taskIds: readonly string[]): Map<string, Spend>;
+  /** SQLite's data_version: changes when another connection has written. Without it, every total is read from the rows. */
+  dataVersion?(): number;
 }
 
 /** What the tools show: a task's spend with its descendants', as one line. */
@@ -30,6 +33,9 @@ export type SpendLimits = { dailyBudgetUsd: number; now: () => number };
 export class TaskSpend implements SpendSink {
   private readonly ledger = new SpendLedger();
   private readonly guard: BudgetGuard;
+  private readonly trees = new LiveTrees();
+  /** The database's data_version as last read. */
+  private version: number | undefined;
 
   constructor(
     private rows: SpendRows,
@@ -43,7 +49,9 @@ export class TaskSpend implements SpendSink {
   record(taskId: string, messageId: string, usage: MessageUsage): BudgetStop | undefined {
     let spend: Spend | undefined;
     try {
+      const before = this.ledger.latest(taskId, messageId);
       spend = this.ledger.record(taskId, messageId, usage);
+      if (spend) this.trees.add(taskId, before ? subtractSpend(spend, before) : spend);
     } catch (error) {
       this.onError(`Could not record the spend of task ${taskId}`, error);
     }
@@ -63,9 +71,23 @@ export class TaskSpend implements SpendSink {
     return stop;
   }
 
+  /**
+   * A task this process launched, before its first prompt: its budgets are known without a query,
+   * and its tree's spend is kept in memory for as long as no other connection writes.
+   */
+  launched(task: { id: string; parentSessionID: string; budget?: Budget }): void {
+    try {
+      this.guard.launched(task.id, task.parentSessionID, task.budget);
+      if (this.rows.dataVersion) this.trees.launched(task.id, task.parentSessionID, (this.version ??= this.rows.dataVersion()));
+    } catch (error) {
+      this.onError(`Could not follow the spend of task ${task.id}`, error);
+    }
+  }
+
   forget(taskId: string): void {
     this.ledger.forget(taskId);
     this.guard.forget(taskId);
+    this.trees.forget(taskId);
   }
 
   budgetChanged(): void {
@@ -88,7 +110,14 @@ export class TaskSpend implements SpendSink {
 
   /** `$0.081 · 15.0k tok` for the task tree; undefined before its first model request. */
   line(taskId: string): string | undefined {
-    const spend = this.treeSpend(taskId);
+    const spend = this.liveTreeSpend(taskId) ?? this.treeSpend(taskId);
     return spend.requests > 0 ? formatSpend(spend) : undefined;
+  }
+
+  /** A settle's total without a query: the tree's spend as recorded here, while no other connection has written. */
+  private liveTreeSpend(taskId: string): Spend | undefined {
+    if (!this.rows.dataVersion) return undefined;
+    this.version = this.rows.dataVersion();
+    return this.trees.total(taskId, this.version);
   }
 }

@@ -146,6 +146,11 @@ export class SpendRepository implements SpendRows {
     return Number(this.sql(COST_SINCE).get(sinceMs)?.cost_usd ?? 0);
   }
 
+  /** SQLite's data_version of this connection: another value than before when another connection has committed since. */
+  dataVersion(): number {
+    return Number(this.statements.prepare(this.db, "PRAGMA data_version").get()?.data_version);
+  }
+
   /** The budgets a request of this task counts against: its own and its launchers', nearest first (one query, read once per task). */
   budgetsAbove(taskId: string): { id: string; budget: Budget }[] {
     // The tasks table only: nothing kept needs writing first (this runs on the event path).
