@@ -1,13 +1,18 @@
 import type { SpendRows } from "../cost/task-spend.ts";
 import type { Spend } from "../cost/spend.ts";
 import type { Budget } from "../core/budget.ts";
-import type { SqliteDatabase, SqliteStatement, SqlRow } from "./sqlite-driver.ts";
+import type { SqliteDatabase, SqliteStatement, SqlRow, SqlValue } from "./sqlite-driver.ts";
 import { StatementCache } from "./statement-cache.ts";
 
-const UPSERT = `INSERT INTO task_spend (project_id, task_id, message_id, input, output, reasoning, cache_read, cache_write, cost_usd)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+/** Rows one INSERT of a timed write takes: a statement for 16 rows costs about a third less a row than one each (2.5 against 3.5-5 µs). */
+const ROWS_PER_INSERT = 16;
+const upsertOf = (rows: number) => `INSERT INTO task_spend (project_id, task_id, message_id, input, output, reasoning, cache_read, cache_write, cost_usd)
+  VALUES ${Array<string>(rows).fill("(?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}
   ON CONFLICT (project_id, task_id, message_id) DO UPDATE SET input = excluded.input, output = excluded.output,
     reasoning = excluded.reasoning, cache_read = excluded.cache_read, cache_write = excluded.cache_write, cost_usd = excluded.cost_usd`;
+const UPSERT = upsertOf(1);
+const COLUMNS = 9;
+const UPSERT_MANY = upsertOf(ROWS_PER_INSERT);
 const BY_TASK = `SELECT task_id, SUM(input) AS input, SUM(output) AS output, SUM(reasoning) AS reasoning,
     SUM(cache_read) AS cache_read, SUM(cache_write) AS cache_write, SUM(cost_usd) AS cost_usd, COUNT(*) AS requests
   FROM task_spend WHERE project_id = ? AND task_id IN (SELECT value FROM json_each(?)) GROUP BY task_id`;
@@ -60,11 +65,7 @@ export class SpendRepository implements SpendRows {
   flush(): void {
     if (this.unwritten.size === 0) return;
     try {
-      this.db.transaction(() => {
-        for (const [taskId, kept] of this.unwritten) {
-          for (const [messageId, spend] of kept) this.write(taskId, messageId, spend);
-        }
-      });
+      this.db.transaction(() => this.writeKept());
     } catch (error) {
       this.failure = error;
       this.flushLater(this.writeBehindMs * 10);
@@ -95,9 +96,30 @@ export class SpendRepository implements SpendRows {
   }
 
   private write(taskId: string, messageId: string, spend: Spend): void {
-    const t = spend.tokens;
     this.upsert ??= this.db.prepare(UPSERT);
-    this.upsert.run(this.projectId, taskId, messageId, t.input, t.output, t.reasoning, t.cacheRead, t.cacheWrite, spend.costUsd);
+    this.upsert.run(...this.values(taskId, messageId, spend));
+  }
+
+  /** The kept rows, ROWS_PER_INSERT to a statement, the rest one by one. */
+  private writeKept(): void {
+    let batch: SqlValue[] = [];
+    let rows = 0;
+    for (const [taskId, kept] of this.unwritten) {
+      for (const [messageId, spend] of kept) {
+        batch.push(...this.values(taskId, messageId, spend));
+        if (++rows < ROWS_PER_INSERT) continue;
+        this.statements.prepare(this.db, UPSERT_MANY).run(...batch);
+        batch = [];
+        rows = 0;
+      }
+    }
+    this.upsert ??= this.db.prepare(UPSERT);
+    for (let i = 0; i < batch.length; i += COLUMNS) this.upsert.run(...batch.slice(i, i + COLUMNS));
+  }
+
+  private values(taskId: string, messageId: string, spend: Spend): SqlValue[] {
+    const t = spend.tokens;
+    return [this.projectId, taskId, messageId, t.input, t.output, t.reasoning, t.cacheRead, t.cacheWrite, spend.costUsd];
   }
 
   /**

@@ -60,6 +60,28 @@ export function defineSpendWriteBehindSuite({ describe, it }: TestApi): void {
       }
     });
 
+    it("written many to a statement (16 rows each, the rest one by one) land each in its own row, and a repeat overwrites", () => {
+      const path = dbPath();
+      const mine = Store.open({ path, projectId: "p" });
+      const other = Store.open({ path, projectId: "p" });
+      try {
+        for (let i = 0; i < 40; i++) mine.spend.put(`t${i % 3}`, `m${i}`, spendOf(i + 1, 0.001));
+        mine.spend.flush();
+        mine.spend.put("t0", "m0", spendOf(1000, 0.5));
+        mine.spend.flush();
+        const got = other.spend.ofTasks(["t0", "t1", "t2"]);
+        assert.deepEqual([...got.values()].map((s) => s.requests), [14, 13, 13]);
+        const sumOf = (r: number) => Array.from({ length: 40 }, (_, i) => i).filter((i) => i % 3 === r).reduce((n, i) => n + i + 1, 0);
+        assert.equal(got.get("t0")!.tokens.input, sumOf(0) - 1 + 1000, "m0's row replaced, not added");
+        assert.equal(got.get("t1")!.tokens.input, sumOf(1));
+        assert.equal(got.get("t2")!.tokens.input, sumOf(2));
+        assert.ok(Math.abs(got.get("t0")!.costUsd - (0.013 + 0.5)) < 1e-9);
+      } finally {
+        mine.close();
+        other.close();
+      }
+    });
+
     it("are written when the store closes", () => {
       const path = dbPath();
       const store = Store.open({ path, projectId: "p" });
