@@ -6,11 +6,14 @@
  *    docs/host-notes.md). Baseline: the same events through a core without accounting. Goal: under
  *    20 µs p99 per event, and no call to OpenCode (every host call is counted).
  * 2. A 200-task fan-out on a fake host (launch, three model requests per child, answer, settle,
- *    notify) with accounting on against off, in alternating rounds. Goal: within 2% wall time.
+ *    notify, the spend rows written) with accounting on against off, in 60 alternating pairs
+ *    (FAN_ROUNDS). Goal: within 2% wall time.
  * Run alone with `npx tsx bench/cost.ts` (Node, better-sqlite3) or `npx bun bench/cost.ts` (Bun,
  * bun:sqlite as inside OpenCode), or through `npm run bench -- cost` (both).
  */
 import { mkdtempSync, rmSync } from "node:fs";
+import v8 from "node:v8";
+import vm from "node:vm";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -32,7 +35,7 @@ const WINDOW = 20;
 const ROUNDS = Number(process.env.EVENT_ROUNDS ?? 5);
 const FAN_OUT = 200;
 const FAN_OUT_REQUESTS = 3;
-const FAN_OUT_ROUNDS = Number(process.env.FAN_ROUNDS ?? 20);
+const FAN_OUT_ROUNDS = Number(process.env.FAN_ROUNDS ?? 60);
 const METERED_ROUNDS = 3;
 const PARENT = "ses_parent_bench";
 const MODEL = { providerID: "mock", modelID: "mock-model" };
@@ -45,7 +48,11 @@ export type CostBenchResult = {
     flushes: Percentiles; flushCount: number; amortisedUs: number; offMeanUs: number;
     hostCalls: number; rowsWritten: number;
   };
-  fanOut: { tasks: number; accountingMs: number[]; share: number; onMs: number[]; offMs: number[]; onCpuMs: number[]; offCpuMs: number[]; ratio: number; cpuRatio: number };
+  fanOut: {
+    tasks: number; accountingMs: number[]; share: number; onMs: number[]; offMs: number[]; onCpuMs: number[]; offCpuMs: number[]; ratio: number; cpuRatio: number;
+    /** The spread of the pairs' wall ratios (quartiles) and a 95% interval of their median (bootstrap). */
+    ratioQuartiles: [number, number]; ratioInterval: [number, number]; cpuInterval: [number, number];
+  };
   goals: { under20usP99: boolean; noHostCall: boolean; fanOutWithin2Percent: boolean };
 };
 type Percentiles = { p50: number; p99: number };
@@ -198,9 +205,10 @@ function countingHost(host: FakeHost): { host: FakeHost; calls: { count: number 
 // 2. Fan-out
 
 /**
- * Pairs of rounds, off and on in alternating order, each on a fresh database, after a warm-up
- * pair. Wall and CPU time of this process; the ratio is the median of the pairs' ratios (a pair
- * runs under the same load from whatever else shares the machine).
+ * Pairs of rounds, off and on in alternating order, each on a fresh database after a full garbage
+ * collection, after a warm-up pair. Wall and CPU time of this process; the ratio is the median of
+ * the pairs' ratios (a pair runs under the same load from whatever else shares the machine), with
+ * the pairs' spread and a bootstrap interval of that median, so the noise can be read beside it.
  */
 async function measureFanOut(root: string): Promise<CostBenchResult["fanOut"]> {
   for (const accounting of [false, true]) await fanOutRound(join(root, `fan-warm-${accounting}.db`), accounting);
@@ -221,7 +229,25 @@ async function measureFanOut(root: string): Promise<CostBenchResult["fanOut"]> {
     accountingMs: metered.map((t) => t.accountingMs), share: median(shares),
     tasks: FAN_OUT, onMs: on.map((t) => t.wallMs), offMs: off.map((t) => t.wallMs),
     onCpuMs: on.map((t) => t.cpuMs), offCpuMs: off.map((t) => t.cpuMs), ratio: median(ratios), cpuRatio: median(cpuRatios),
+    ratioQuartiles: [percentile(ratios, 25), percentile(ratios, 75)], ratioInterval: medianInterval(ratios), cpuInterval: medianInterval(cpuRatios),
   };
+}
+
+/** A 95% interval of the median (2,000 resamples of the pairs, with a fixed seed): how far the noise may move it. */
+function medianInterval(xs: number[]): [number, number] {
+  let seed = 12345;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const medians: number[] = [];
+  for (let r = 0; r < 2000; r++) medians.push(median(xs.map(() => xs[Math.floor(random() * xs.length)]!)));
+  return [percentile(medians, 2.5), percentile(medians, 97.5)];
+}
+
+/** A full collection before each round: the garbage of the round before is not collected (and paid for) inside this one. */
+const collectGarbage: () => void = typeof Bun !== "undefined" ? () => Bun.gc(true) : exposedGc();
+
+function exposedGc(): () => void {
+  v8.setFlagsFromString("--expose-gc");
+  return vm.runInNewContext("gc") as () => void;
 }
 
 type Timing = { wallMs: number; cpuMs: number; accountingMs: number };
@@ -246,6 +272,7 @@ async function fanOutRound(dbPath: string, accounting: boolean, metered = false)
   host.onEvent((event) => manager.handleEvent(event));
   const tools = buildTools({ manager, clock, options, onCrash: (m) => { throw new Error(m); }, spend });
   const context = { sessionID: PARENT, messageID: "msg_parent_fan", agent: "build", abort: new AbortController().signal, extra: { model: { id: MODEL.modelID, providerID: MODEL.providerID } } };
+  collectGarbage();
   const started = performance.now();
   const cpu = process.cpuUsage();
   for (let i = 0; i < FAN_OUT; i++) {
@@ -271,6 +298,7 @@ async function fanOutRound(dbPath: string, accounting: boolean, metered = false)
     }
   }
   await waitForNotifications(host, store, clock);
+  rows.flush(); // the rows still kept are the accounting's work too (the store would write them within 100 ms)
   const wallMs = performance.now() - started;
   const used = process.cpuUsage(cpu);
   if (accounting && (spend!.line(store.tasks.list({ parentSessionID: PARENT })[0]!.id) ?? "") === "") throw new Error("no spend recorded");
@@ -354,7 +382,12 @@ function printResult(r: CostBenchResult): void {
   console.log(`    accounting on:  wall ${ms(f.onMs)}; CPU ${median(f.onCpuMs).toFixed(0)} ms median`);
   console.log(`    accounting off: wall ${ms(f.offMs)}; CPU ${median(f.offCpuMs).toFixed(0)} ms median`);
   console.log(`    the accounting's own time (${METERED_ROUNDS} more on rounds, each call timed): ${median(f.accountingMs).toFixed(1)} ms median, ${(f.share * 100).toFixed(2)}% of their wall time (${(median(f.accountingMs) * 1000 / f.tasks).toFixed(0)} µs a task)`);
-  console.log(`    on/off, median of the pairs: wall ${f.ratio.toFixed(3)} (goal: within 2%) ${r.goals.fanOutWithin2Percent ? "met" : "NOT MET"}; CPU ${f.cpuRatio.toFixed(3)}`);
+  const range = ([a, b]: [number, number]) => `${a.toFixed(3)}-${b.toFixed(3)}`;
+  const sure = f.ratioInterval[1] <= 1.02 ? "" : f.ratioInterval[0] > 1.02 ? "" : " (the interval straddles 1.02: not certain)";
+  console.log(`    a task costs the plugin ${(median(f.offMs) / f.tasks).toFixed(2)} ms without accounting (wall, median round / ${f.tasks})`);
+  console.log(`    on/off, median of the pairs: wall ${f.ratio.toFixed(3)} (goal: within 2%) ${r.goals.fanOutWithin2Percent ? "met" : "NOT MET"}${sure}`);
+  console.log(`      95% interval of that median ${range(f.ratioInterval)}; the pairs' quartiles ${range(f.ratioQuartiles)} (the noise of one pair)`);
+  console.log(`      CPU of the process: ${f.cpuRatio.toFixed(3)} (95% interval ${range(f.cpuInterval)})`);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

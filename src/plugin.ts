@@ -108,7 +108,8 @@ async function build(input: PluginInput, rawOptions: unknown, host: Host, onCras
   }) : undefined;
   // A worker's sessions are answered by its server; the rest as `local` answers them.
   const coreHost: Host = workers ? new RoutedHost(local, workers.route) : local;
-  const spend = new TaskSpend(store.spend, store.tasks, onCrash, { dailyBudgetUsd: options.dailyBudgetUsd, now: () => clock.now() });
+  // Set only by bench/cost-real-host.ts, to time a fan-out without the accounting: not an option.
+  const spend = process.env.OPENCODE_ERRANDS_BENCH_NO_SPEND ? undefined : new TaskSpend(store.spend, store.tasks, onCrash, { dailyBudgetUsd: options.dailyBudgetUsd, now: () => clock.now() });
   const manager: TaskManager<EvidenceService> = new TaskManager(coreHost, store.tasks, clock, options, {
     forks: createForkSupport(coreHost, forkLimits),
     // A worker's task files are read through its API.
