@@ -10,7 +10,7 @@
  *    alternating, each from a fresh parent session: the baseline is measured in the same run.
  *    Each launch waits (off the clock) until the plugin's spare checkout is ready; the first
  *    isolated launch, before any spare, is reported on its own.
- * BENCH_WORKTREES_SNAPSHOT=0 runs the server with OpenCode's snapshots off.
+ * BENCH_WORKTREES_SNAPSHOT=0 runs the server with OpenCode's snapshots off; BENCH_WORKTREES_GIT=0 skips part 1.
  * Run alone with `npx tsx bench/worktrees.ts [rounds]` (under the real-host lock), or call runWorktreesBench().
  */
 import { execFileSync } from "node:child_process";
@@ -81,7 +81,7 @@ async function measureGit(repo: string, root: string, rounds: number): Promise<G
 
 function reportGit(f: GitFigures): void {
   console.log(`${f.repo} (${f.files.toLocaleString("en")} files), git alone:`);
-  console.log(`  launch adds, spare ready (move + switch + name)  ${show(f.spare)}`);
+  console.log(`  launch adds, spare ready (claim + branch + name)  ${show(f.spare)}`);
   console.log(`  launch adds, full checkout (create + name)       ${show(f.fresh)}`);
   console.log(`  settle adds (commit the work, log, diff --stat)  ${show(f.settle)}`);
   console.log(`  remove (worktree and branch)                     ${show(f.remove)}`);
