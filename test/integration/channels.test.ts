@@ -182,8 +182,9 @@ describe("channels on the real host", () => {
       const check = verifyWebhookSignature(SECRET, r.headers, r.body, Date.now());
       assert.deepEqual(check, { ok: true, deliveryId: r.headers["idempotency-key"] }, "signed with the secret; webhook-id is the Idempotency-Key");
       const body = JSON.parse(r.body);
-      assert.deepEqual(Object.keys(body).sort(), ["automation", "result", "run", "status", "summary", "taskId", "trigger", "type"]);
+      assert.deepEqual(Object.keys(body).sort(), ["automation", "branch", "result", "run", "status", "summary", "taskId", "trigger", "type"]);
       assert.equal(body.type, "automation.run");
+      assert.equal(body.branch, null, "a plain run has no branch (json channel field since 029e664)");
       const key = title === "Green report" ? "green" : "red";
       assert.deepEqual(body.automation, { id: ids[key], title });
       const [run] = query("SELECT * FROM automation_runs WHERE automation_id = ? AND run_no = 1", ids[key]);
