@@ -184,8 +184,7 @@ describe("automation steps on the real host", () => {
     const parent = await s.newSession("parent: cancels");
     const made = await create(s, parent, { title: "long step", notify: "never", steps: [{ name: "wait", run: "echo $$ > wait.pid; sleep 120" }, { name: "after", run: "touch after-cancel" }] });
     await s.say(parent, call("task_run", { id: made.id }));
-    await waitUntil(() => existsSync(join(s.server.projectDir, "wait.pid")) || undefined, { what: "the step to start" });
-    const pid = Number(readFileSync(join(s.server.projectDir, "wait.pid"), "utf8"));
+    const pid = await pidWritten(join(s.server.projectDir, "wait.pid"));
     await s.say(parent, call("background_cancel", { task_id: `auto_${made.id}_1` }));
     assert.equal((await toolOutputs(s, parent, "background_cancel"))[0], `auto_${made.id}_1: cancelled; its running step was killed.`);
     assert.equal(runs(made.id!)[0]!.status, "cancelled");
@@ -198,8 +197,7 @@ describe("automation steps on the real host", () => {
     const made = await create(s, parent, { title: "cut off", notify: "never", steps: [{ name: "migrate", run: "echo run >> migrate.count; echo $$ > migrate.pid; sleep 120" }] });
     await s.say(parent, call("task_run", { id: made.id }));
     const pidFile = join(s.server.projectDir, "migrate.pid");
-    await waitUntil(() => existsSync(pidFile) || undefined, { what: "the step to start" });
-    leftoverPids.push(-Number(readFileSync(pidFile, "utf8"))); // a SIGKILLed server leaves its detached step behind
+    leftoverPids.push(-(await pidWritten(pidFile))); // a SIGKILLed server leaves its detached step behind
     await s.server.kill();
     s.events.close();
     const restarted = await start(s);
@@ -210,3 +208,11 @@ describe("automation steps on the real host", () => {
     assert.equal(readFileSync(join(restarted.server.projectDir, "migrate.count"), "utf8"), "run\n", "the step ran once");
   });
 });
+
+/**
+ * The pid a step wrote with `echo $$ > file`, once written: the shell creates the file before it
+ * writes, and an empty read gave pid 0 (a kill of -0 signals the test's own process group).
+ */
+function pidWritten(file: string): Promise<number> {
+  return waitUntil(() => (existsSync(file) && Number(readFileSync(file, "utf8").trim())) || undefined, { what: `the step to start (${file})` });
+}
