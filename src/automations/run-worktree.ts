@@ -1,5 +1,5 @@
 import type { Task, TaskWorktree } from "../core/task.ts";
-import { nameBranch, removeWorktree, settleWorktree } from "../worktrees/worktrees.ts";
+import { loadWorktrees } from "../worktrees/load-worktrees.ts";
 
 /**
  * After an isolated run's task settled: its work committed (a cancelled child's too), then the
@@ -7,6 +7,7 @@ import { nameBranch, removeWorktree, settleWorktree } from "../worktrees/worktre
  * removed, so a run that did nothing leaves nothing behind.
  */
 export async function branchLeftBy(task: Task): Promise<string | undefined> {
+  const { settleWorktree, removeWorktree } = await loadWorktrees();
   const { path, branch, base, repo } = task.worktree!;
   const worktree = { path, branch, base, repo };
   const changes = await settleWorktree(worktree, `task ${task.id} "${task.description}"`);
@@ -21,6 +22,7 @@ export async function branchLeftBy(task: Task): Promise<string | undefined> {
  * changed; the worktree's directory always goes (no task holds it). Returns the branch kept.
  */
 export async function branchLeftByRun(made: TaskWorktree, runId: number, description: string): Promise<string | undefined> {
+  const { settleWorktree, removeWorktree, nameBranch } = await loadWorktrees();
   const { path, branch, base, repo } = made;
   const worktree = { path, branch, base, repo };
   const changes = await settleWorktree(worktree, `automation run ${runId} "${description}"`);

@@ -6,12 +6,12 @@ import { join, relative } from "node:path";
 /**
  * The worktree git code is loaded at its first use (src/worktrees/load-worktrees.ts), not at every
  * plugin start: outside src/worktrees, only its paths, its types and the loader are imported
- * statically. The CLI loads it for its own command; the automation layer is itself loaded only
- * for a project that has automations.
+ * statically (the automation layer too: a project with automations rarely isolates one). The CLI
+ * loads it for its own command.
  */
 const SRC = join(import.meta.dirname, "../../src");
 const AT_START = new Set(["worktree-paths", "worktree", "load-worktrees"]);
-const LAZY_ELSEWHERE = ["worktrees/", "cli/", "automations/"];
+const LAZY_ELSEWHERE = ["worktrees/", "cli/"];
 
 function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : []));
