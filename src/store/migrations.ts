@@ -497,6 +497,36 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE automation_runs ADD COLUMN skip_count INTEGER; -- NULL: one firing
     `,
   },
+  {
+    version: 28,
+    name: "run history is bounded per automation: older quiet runs are folded into one row per automation and UTC day",
+    sql: `
+      -- Written only by store/run-history-fold.ts, inside the transaction that deletes the runs it counts.
+      CREATE TABLE automation_run_days (
+        project_id    TEXT    NOT NULL,
+        automation_id TEXT    NOT NULL,
+        day           TEXT    NOT NULL, -- YYYY-MM-DD (UTC) of the runs' created_at
+        completed     INTEGER NOT NULL DEFAULT 0,
+        skipped       INTEGER NOT NULL DEFAULT 0, -- firings (a streak row counts its skip_count)
+        missed        INTEGER NOT NULL DEFAULT 0, -- occurrences (a row counts its missed_count)
+        cost_usd      REAL    NOT NULL DEFAULT 0,
+        requests      INTEGER NOT NULL DEFAULT 0,
+        first_at      INTEGER NOT NULL,
+        last_at       INTEGER NOT NULL,
+        PRIMARY KEY (project_id, automation_id, day)
+      ) WITHOUT ROWID;
+      -- Steps-only runs have no task: the index need not hold a NULL entry for each of them.
+      DROP INDEX automation_runs_by_task;
+      CREATE INDEX automation_runs_by_task ON automation_runs (project_id, task_id) WHERE task_id IS NOT NULL;
+    `,
+  },
+  {
+    version: 29,
+    name: "an automation remembers the definition the user last approved, and its version: an \"always\" covers that version only, and enabling asks with what changed since",
+    sql: `
+      ALTER TABLE automations ADD COLUMN approved TEXT; -- JSON {version, definition}; NULL: never approved (or approved before this version)
+    `,
+  },
 ];
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (
