@@ -138,6 +138,7 @@ async function build(input: PluginInput, rawOptions: unknown, host: Host, onCras
         void removeExpiredWorktrees(store.tasks, cutoffMs, (level, message) => void host.log(level, message).catch(() => undefined));
         return store.tasks.purgeOlderThan(cutoffMs);
       },
+      fold: () => store.runHistory.fold({ keepRuns: options.historyRuns, now: clock.now(), retentionMs: options.retentionDays * DAY_MS }),
       retentionMs: options.retentionDays * DAY_MS, clock, onError: onCrash,
     }).stop),
     // It reads the database file on its own: it need not wait for the core.

@@ -27,6 +27,8 @@ export type Options = {
   staleAfterMinutes: number;
   /** Settled tasks older than this are removed (at start, then every hour), in days. Default 30, range 1-3650. */
   retentionDays: number;
+  /** Each automation's newest runs kept whole; older quiet runs fold into one row per day. Default 1000, range 10-1000000. */
+  historyRuns: number;
   /** A task running longer than this is aborted and settled as error, in seconds. Default 1800, range 1-86400. */
   maxRunSeconds: number;
   /** Children running at once on one provider/model; more wait in a queue. Default 5, range 1-500. */
@@ -106,6 +108,7 @@ const NUMBER_RULES: Record<NumberKey, NumberRule> = {
   forkTokenCap: { default: 100_000, min: 1000, max: 2_000_000, unit: "tokens" },
   staleAfterMinutes: { default: 10, min: 1, max: 1440, unit: "minutes" },
   retentionDays: { default: 30, min: 1, max: 3650, unit: "days" },
+  historyRuns: { default: 1000, min: 10, max: 1_000_000, unit: "runs" },
   maxRunSeconds: { default: 1800, min: 1, max: 86_400, unit: "seconds" },
   maxConcurrentPerModel: { default: 5, min: 1, max: 500, unit: "tasks" },
   maxConcurrentTotal: { default: 20, min: 1, max: 500, unit: "tasks" },

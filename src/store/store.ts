@@ -4,6 +4,7 @@ import type { AutomationTables } from "./automation-tables.ts";
 import { CommandRepository } from "./command-repository.ts";
 import { openDatabase } from "./open-database.ts";
 import { ProjectRepository } from "./project-repository.ts";
+import { RunHistoryFold } from "./run-history-fold.ts";
 import type { SqliteDatabase, SqliteStatement } from "./sqlite-driver.ts";
 import { SqliteEvidenceStore } from "./sqlite-evidence-store.ts";
 import { SqliteTaskStore } from "./sqlite-task-store.ts";
@@ -32,6 +33,8 @@ export class Store {
   readonly workerHealth: WorkerHealthRepository;
   readonly projects: ProjectRepository;
   readonly spend: SpendRepository;
+  /** Bounds the automations' run history (the retention pass runs it). */
+  readonly runHistory: RunHistoryFold;
   private readonly taskStore: SqliteTaskStore;
   private readonly dataVersionStatement: SqliteStatement;
   private automationTablesLoaded: Promise<AutomationTables> | undefined;
@@ -49,6 +52,7 @@ export class Store {
     this.workerHealth = new WorkerHealthRepository(db, projectId);
     this.projects = new ProjectRepository(db);
     this.spend = new SpendRepository(db, projectId, SPEND_WRITE_BEHIND_MS);
+    this.runHistory = new RunHistoryFold(db, projectId);
     this.dataVersionStatement = db.prepare("PRAGMA data_version");
   }
 
