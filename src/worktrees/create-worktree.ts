@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { git, gitOk, gitOut, GitFailure } from "./git.ts";
 import { oneAtATime } from "./repo-lock.ts";
 import { NO_HOOKS, refillSpare, spareMade, takeSpare, type Warm } from "./spare-worktree.ts";
-import { slugOf } from "./worktree-paths.ts";
+import { REPOS_FILE, slugOf } from "./worktree-paths.ts";
 import { baseConfigKey, WorktreeRefusal, type Worktree } from "./worktree.ts";
 
 /**
@@ -13,8 +13,7 @@ import { baseConfigKey, WorktreeRefusal, type Worktree } from "./worktree.ts";
  */
 const SPARE_WORTH_INDEX_BYTES = 256 * 1024;
 
-/** The file in a worktrees root that lists the main checkouts it holds worktrees of, one a line (listing finds them there). */
-export const REPOS_FILE = ".repos";
+export { REPOS_FILE } from "./worktree-paths.ts";
 
 /**
  * A new worktree of `repo` under `root`, on a new branch `bg/new-<8 hex>` (named properly by

@@ -56,12 +56,41 @@ export async function gitOk(cwd: string, args: string[]): Promise<boolean> {
 }
 
 /**
+ * Where hooks are looked for: a path that is not a folder and cannot become one, so no hook of the
+ * repository (core.hooksPath, husky) runs. Not a folder of the plugin's: the child runs as the same
+ * user and could put a hook in any folder.
+ */
+export const NO_HOOKS_PATH = "/dev/null";
+
+/**
+ * Config every git command of the plugin runs with, above every config file (the repository's can
+ * be written by a child through `git config` in its worktree): no fsmonitor command, no hooks, no
+ * signing program, no ssh command (an external diff has no off value: diffs pass `--no-ext-diff
+ * --no-textconv`, see DIFF_SAFE). Passed in the environment (GIT_CONFIG_COUNT, git >= 2.31; older
+ * git ignores it, and the worktree commands pass the same as `-c`), so git's own subprocesses
+ * (a submodule's status) get it too.
+ */
+export const PINNED_CONFIG: [string, string][] = [
+  ["core.fsmonitor", "false"], ["core.hooksPath", NO_HOOKS_PATH], ["core.untrackedCache", "false"],
+  ["commit.gpgSign", "false"], ["tag.gpgSign", "false"], ["core.sshCommand", "false"],
+];
+
+/** For every command that shows a diff's text: no program the repository's config or attributes name. */
+export const DIFF_SAFE = ["--no-ext-diff", "--no-textconv"];
+
+/** PINNED_CONFIG as `-c key=value` arguments. */
+export const PINNED_ARGS = PINNED_CONFIG.flatMap(([key, value]) => ["-c", `${key}=${value}`]);
+
+/**
  * No prompts, English messages, no inherited GIT_DIR / GIT_WORK_TREE / GIT_INDEX_FILE (e.g. when
- * OpenCode runs inside a hook) pointing git elsewhere. The user's own git config applies.
+ * OpenCode runs inside a hook) pointing git elsewhere, the pinned config on top of the user's.
  */
 function gitEnv(): NodeJS.ProcessEnv {
   const { GIT_DIR: _dir, GIT_WORK_TREE: _tree, GIT_INDEX_FILE: _index, GIT_COMMON_DIR: _common, ...env } = process.env;
-  return { ...env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" };
+  const count = Number(env.GIT_CONFIG_COUNT) || 0;
+  const pinned: NodeJS.ProcessEnv = { GIT_CONFIG_COUNT: String(count + PINNED_CONFIG.length) };
+  PINNED_CONFIG.forEach(([key, value], i) => Object.assign(pinned, { [`GIT_CONFIG_KEY_${count + i}`]: key, [`GIT_CONFIG_VALUE_${count + i}`]: value }));
+  return { ...env, ...pinned, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" };
 }
 
 /** Commit identity for when the repository has none configured: a commit of the plugin must not fail for it. */

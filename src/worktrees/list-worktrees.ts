@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
-import { join, resolve, sep } from "node:path";
+import { basename, dirname, join, resolve, sep } from "node:path";
 import { git, gitOut } from "./git.ts";
 import { mainCheckout, REPOS_FILE } from "./create-worktree.ts";
 import { unmergedCommitCount } from "./settle-worktree.ts";
@@ -27,8 +27,21 @@ export async function listWorktrees(root: string): Promise<ListedWorktree[]> {
 async function reposOf(root: string): Promise<string[]> {
   const named = (await readFile(join(root, REPOS_FILE), "utf8").catch(() => "")).split("\n").filter(Boolean);
   const entries = await readdir(root, { withFileTypes: true }).catch(() => []);
-  const pointed = await Promise.all(entries.filter((e) => e.isDirectory()).map((e) => mainCheckout(join(root, e.name)).catch(() => undefined)));
+  const pointed = await Promise.all(entries.filter((e) => e.isDirectory()).map((e) => pointedRepo(root, join(root, e.name))));
   return [...new Set([...named, ...pointed.filter((r): r is string => !!r)])].filter((repo) => existsSync(repo));
+}
+
+/**
+ * The main checkout a directory's `.git` file names (`gitdir: <common dir>/worktrees/<name>`), read
+ * as text: git is never run inside a child's directory, and a common dir under `root` is refused.
+ */
+async function pointedRepo(root: string, dir: string): Promise<string | undefined> {
+  const m = /^gitdir: (.+)\n?$/.exec(await readFile(join(dir, ".git"), "utf8").catch(() => ""));
+  const gitDir = m && resolve(dir, m[1]!);
+  if (!gitDir || basename(dirname(gitDir)) !== "worktrees") return undefined;
+  const common = dirname(dirname(gitDir));
+  if (resolve(common).startsWith(resolve(root) + sep) || !existsSync(common)) return undefined;
+  return mainCheckout(common).catch(() => undefined);
 }
 
 async function worktreesOf(repo: string, root: string): Promise<ListedWorktree[]> {

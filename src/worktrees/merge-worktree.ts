@@ -2,11 +2,13 @@ import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { git, gitCommitting, gitOut, GitFailure } from "./git.ts";
+import { FALLBACK_IDENTITY, git, gitCommitting, gitOut, GitFailure } from "./git.ts";
 import { supportsMergeTree } from "./git-version.ts";
 import { oneAtATime } from "./repo-lock.ts";
-import { NO_HOOKS } from "./spare-worktree.ts";
-import type { Worktree } from "./worktree.ts";
+import { untampered } from "./settle-worktree.ts";
+import { untrackedInTheWay } from "./untracked-in-the-way.ts";
+import { driverOverrides, worktreeGit } from "./worktree-git.ts";
+import { WorktreeTampered, type Worktree } from "./worktree.ts";
 
 export type MergeResult = { merged: true; summary: string } | { merged: false; conflicts: string[]; reason: string };
 
@@ -19,7 +21,7 @@ export type MergeResult = { merged: true; summary: string } | { merged: false; c
 export async function mergeWorktree(wt: Worktree, opts: MergeOptions = {}): Promise<MergeResult> {
   return oneAtATime(wt.repo, async () => {
     const plan = await mergePlan(wt, opts);
-    return "merged" in plan ? plan : doMerge(wt, plan.target, plan.count);
+    return "merged" in plan ? plan : doMerge(wt, plan);
   });
 }
 
@@ -33,15 +35,21 @@ export async function checkMerge(wt: Worktree, opts: MergeOptions = {}): Promise
 }
 
 type MergeOptions = { dryRunIn?: "merge-tree" | "worktree" };
+/** A merge that can land: into which branch, how many commits, with which of the repository's drivers switched off. */
+type MergeTarget = { target: string; count: number; drivers: string[] };
 
 /** What to merge into (and how many commits), or the result without merging: a refusal, or nothing to merge. */
-async function mergePlan(wt: Worktree, opts: MergeOptions): Promise<MergeResult | { target: string; count: number }> {
+async function mergePlan(wt: Worktree, opts: MergeOptions): Promise<MergeResult | MergeTarget> {
   const target = await currentBranch(wt.repo);
   if (!target) return refused(`The main checkout ${wt.repo} is on a detached HEAD. Check out the branch to merge into, then merge again.`);
   const busy = await operationInProgress(wt.repo);
   if (busy) return refused(`The main checkout ${wt.repo} is in the middle of a ${busy}. Finish or abort it, then merge again.`);
-  if (existsSync(wt.path) && (await gitOut(wt.path, ["status", "--porcelain"]))) {
-    return refused(`The worktree ${wt.path} has uncommitted changes. Let the task settle (it commits them), then merge again.`);
+  if (existsSync(wt.path)) {
+    const wtGit = await untampered(wt).catch((error) => (error instanceof WorktreeTampered ? error : Promise.reject(error)));
+    if (wtGit instanceof WorktreeTampered) return refused(`${wtGit.message} Discard the branch, or merge it by hand after reading it.`);
+    if (await wtGit.out(["status", "--porcelain"])) {
+      return refused(`The worktree ${wt.path} has uncommitted changes. Let the task settle (it commits them), then merge again.`);
+    }
   }
   const branchRef = `refs/heads/${wt.branch}`;
   const count = Number(await gitOut(wt.repo, ["rev-list", "--count", `HEAD..${branchRef}`, "--"]));
@@ -52,20 +60,25 @@ async function mergePlan(wt: Worktree, opts: MergeOptions): Promise<MergeResult 
   if (dirty.length) {
     return refused(`The main checkout has uncommitted changes to files ${wt.branch} changes. Commit or stash them, then merge again.`, dirty);
   }
+  const kept = await untrackedInTheWay(wt.repo, touched);
+  if (kept.length) {
+    return refused(`Merging ${wt.branch} would overwrite untracked or ignored files of the main checkout (${kept.join(", ")}): git does not keep a copy. Nothing was changed. Move them aside, or discard the branch.`, kept);
+  }
+  const drivers = await driverOverrides(wt.repo);
   const conflicts = (opts.dryRunIn ?? (await supportsMergeTree()) ? "merge-tree" : "worktree") === "merge-tree"
-    ? await conflictsByMergeTree(wt.repo, branchRef)
-    : await conflictsByTrialMerge(wt.repo, branchRef);
+    ? await conflictsByMergeTree(wt.repo, branchRef, drivers)
+    : await conflictsByTrialMerge(wt.repo, branchRef, drivers);
   if (conflicts.length) {
     return refused(`Merging ${wt.branch} into ${target} would conflict. Nothing was changed. Resolve by hand (git merge ${wt.branch} in ${wt.repo}), or discard the branch.`, conflicts);
   }
-  return { target, count };
+  return { target, count, drivers };
 }
 
 const refused = (reason: string, conflicts: string[] = []): MergeResult => ({ merged: false, conflicts, reason });
 
-async function doMerge(wt: Worktree, target: string, count: number): Promise<MergeResult> {
+async function doMerge(wt: Worktree, { target, count, drivers }: MergeTarget): Promise<MergeResult> {
   try {
-    await gitCommitting(wt.repo, ["merge", "--no-ff", "--no-edit", "--quiet", "-m", `Merge ${wt.branch}`, `refs/heads/${wt.branch}`]);
+    await gitCommitting(wt.repo, [...drivers, "merge", "--no-ff", "--no-edit", "--no-verify", "--no-gpg-sign", "--quiet", "-m", `Merge ${wt.branch}`, `refs/heads/${wt.branch}`]);
   } catch (error) {
     // Our checks passed, so no operation was in progress before: aborting only undoes ours.
     await git(wt.repo, ["merge", "--abort"], { okCodes: [128] }).catch(() => undefined);
@@ -104,25 +117,23 @@ async function dirtyFiles(repo: string): Promise<string[]> {
 }
 
 /** git >= 2.38: a merge computed in the object store only (the working tree and index untouched). */
-async function conflictsByMergeTree(repo: string, branchRef: string): Promise<string[]> {
-  const run = await git(repo, ["merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", "HEAD", branchRef], { okCodes: [1] });
+async function conflictsByMergeTree(repo: string, branchRef: string, drivers: string[]): Promise<string[]> {
+  const run = await git(repo, [...drivers, "merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", "HEAD", branchRef], { okCodes: [1] });
   if (run.code === 0) return [];
   const [, ...files] = run.stdout.split("\0");
   return [...new Set(files.filter(Boolean))];
 }
 
 /** Older git: the merge tried in a throwaway detached worktree of HEAD, then removed. */
-async function conflictsByTrialMerge(repo: string, branchRef: string): Promise<string[]> {
+async function conflictsByTrialMerge(repo: string, branchRef: string, drivers: string[]): Promise<string[]> {
   const dir = await mkdtemp(join(tmpdir(), "errands-trial-merge-"));
   const trial = join(dir, "wt");
   try {
-    await git(repo, [...NO_HOOKS, "worktree", "add", "--quiet", "--detach", trial, "HEAD"]);
-    const merge = await git(trial, [
-      ...NO_HOOKS, "-c", "user.name=opencode-errands", "-c", "user.email=opencode-errands@localhost",
-      "merge", "--no-commit", "--no-ff", "--quiet", branchRef,
-    ], { okCodes: [1] });
+    await git(repo, [...drivers, "worktree", "add", "--quiet", "--detach", trial, "HEAD"]);
+    const trialGit = await worktreeGit({ path: trial, repo });
+    const merge = await trialGit.run([...FALLBACK_IDENTITY, "merge", "--no-commit", "--no-ff", "--quiet", branchRef], { okCodes: [1] });
     if (merge.code === 0) return [];
-    const out = await gitOut(trial, ["diff", "--name-only", "--diff-filter=U", "-z"]);
+    const out = await trialGit.out(["diff", "--name-only", "--diff-filter=U", "-z"]);
     return out.split("\0").filter(Boolean);
   } finally {
     await git(repo, ["worktree", "remove", "--force", trial]).catch(() => undefined);

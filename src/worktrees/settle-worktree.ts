@@ -1,23 +1,32 @@
 import { existsSync } from "node:fs";
-import { git, gitCommitting, gitOut } from "./git.ts";
+import { DIFF_SAFE, git, gitOut } from "./git.ts";
+import { assertUntampered, worktreeGit, type WorktreeGit } from "./worktree-git.ts";
 import type { Worktree, WorktreeChanges } from "./worktree.ts";
 
 /**
  * Commits the worktree's uncommitted work (untracked files included, ignored ones not) as one
  * "work in progress of <taskLabel>" commit on its branch, so nothing is lost when the worktree
  * goes, and says what the branch holds against its base. Hooks are skipped: the save must not fail.
+ * Throws WorktreeTampered, committing nothing, when the child rewrote the worktree's `.git`.
  */
 export async function settleWorktree(wt: Worktree, taskLabel: string): Promise<WorktreeChanges> {
-  if (existsSync(wt.path)) await commitUncommitted(wt.path, `work in progress of ${taskLabel}`);
+  if (existsSync(wt.path)) await commitUncommitted(await untampered(wt), `work in progress of ${taskLabel}`);
   return branchChanges(wt);
 }
 
-/** Commits everything uncommitted in `dir`; false when there was nothing. */
-export async function commitUncommitted(dir: string, message: string): Promise<boolean> {
-  await git(dir, ["add", "--all"]);
-  const staged = await git(dir, ["diff", "--cached", "--quiet"], { okCodes: [1] });
+/** Git pinned to the worktree, once its `.git` is checked to be what git wrote. */
+export async function untampered(wt: Pick<Worktree, "path" | "repo">): Promise<WorktreeGit> {
+  const pinned = await worktreeGit(wt);
+  await assertUntampered(wt, pinned.gitDir);
+  return pinned;
+}
+
+/** Commits everything uncommitted in the worktree; false when there was nothing. */
+export async function commitUncommitted(wtGit: WorktreeGit, message: string): Promise<boolean> {
+  await wtGit.run(["add", "--all"]);
+  const staged = await wtGit.run(["diff", "--cached", "--quiet"], { okCodes: [1] });
   if (staged.code === 0) return false;
-  await gitCommitting(dir, ["commit", "--quiet", "--no-verify", "-m", message]);
+  await wtGit.committing(["commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m", message]);
   return true;
 }
 
@@ -53,11 +62,11 @@ export async function unmergedCommitCount(wt: Worktree): Promise<number> {
  * in it and untracked files are listed after it.
  */
 export async function worktreeDiff(wt: Worktree, maxChars: number): Promise<{ text: string; truncated: boolean; seeRest: string }> {
-  const live = existsSync(wt.path);
+  const live = existsSync(wt.path) ? await worktreeGit(wt) : undefined;
   const diff = live
-    ? await gitOut(wt.path, ["diff", wt.base, "--"])
-    : await gitOut(wt.repo, ["diff", wt.base, `refs/heads/${wt.branch}`, "--"]);
-  const untracked = live ? await gitOut(wt.path, ["ls-files", "--others", "--exclude-standard"]) : "";
+    ? await live.out(["diff", ...DIFF_SAFE, wt.base, "--"])
+    : await gitOut(wt.repo, ["diff", ...DIFF_SAFE, wt.base, `refs/heads/${wt.branch}`, "--"]);
+  const untracked = live ? await live.out(["ls-files", "--others", "--exclude-standard"]) : "";
   const full = untracked ? `${diff}\n\nUntracked files (not in the diff until committed):\n${untracked}` : diff;
   const seeRest = live ? `git -C ${quote(wt.path)} diff ${wt.base}` : `git -C ${quote(wt.repo)} diff ${wt.base} ${wt.branch}`;
   if (full.length <= maxChars) return { text: full, truncated: false, seeRest };

@@ -1,8 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { readdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { git, gitOut } from "./git.ts";
+import { git, NO_HOOKS_PATH } from "./git.ts";
 import { oneAtATime } from "./repo-lock.ts";
+import { worktreeGit } from "./worktree-git.ts";
+import { REPOS_FILE } from "./worktree-paths.ts";
 
 /**
  * A spare checkout per worktrees root, made in the background, so that a launch does not write
@@ -18,7 +20,7 @@ const STALE_MAKING_MS = 10 * 60_000;
 /** The most a refill waits for OpenCode to boot the spare's instance (a launch may be waiting for the refill). */
 const WARM_TIMEOUT_MS = 10_000;
 /** Hooks are not run by checkouts the plugin makes (post-checkout hooks would run on every launch). */
-export const NO_HOOKS = ["-c", "core.hooksPath=/dev/null"];
+export const NO_HOOKS = ["-c", `core.hooksPath=${NO_HOOKS_PATH}`];
 
 /** Asks the host to get ready for work in a spare's directory; never throws. */
 export type Warm = (path: string) => Promise<void>;
@@ -49,9 +51,9 @@ async function switchTo(repo: string, path: string, branch: string, base: string
   try {
     if (at === base) {
       await git(repo, ["branch", "--quiet", branch, base]);
-      await git(path, ["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
+      await (await worktreeGit({ path, repo })).run(["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
     } else {
-      await git(path, [...NO_HOOKS, "checkout", "--quiet", "-b", branch, base]);
+      await (await worktreeGit({ path, repo })).run([...NO_HOOKS, "checkout", "--quiet", "-b", branch, base]);
     }
     return true;
   } catch {
@@ -102,8 +104,9 @@ async function makeSpare(repo: string, root: string, warm: (path: string) => Pro
     // Only the quick step holds the repository (other git commands read every worktree's files);
     // the checkout of every file writes the spare's own index and directory alone.
     await oneAtATime(repo, () => git(repo, [...NO_HOOKS, "worktree", "add", "--quiet", "--no-checkout", "--detach", path, "HEAD"]));
-    await git(path, ["read-tree", "-u", "--reset", "HEAD"]);
-    await writeFile(making, await gitOut(path, ["rev-parse", "HEAD"]));
+    const spareGit = await worktreeGit({ path, repo });
+    await spareGit.run(["read-tree", "-u", "--reset", "HEAD"]);
+    await writeFile(making, await spareGit.out(["rev-parse", "HEAD"]));
     await warm(path);
     await rename(making, join(root, `${READY}${hex}`));
   } catch (error) {
@@ -118,10 +121,13 @@ export async function removeSpares(root: string): Promise<number> {
   for (const marker of (await entries(root)).filter(isReady)) {
     if (!(await unlink(join(root, marker)).then(() => true, () => false))) continue; // a launch took it
     const spare = join(root, marker.slice(READY.length));
-    const gone = await gitOut(spare, ["rev-parse", "--path-format=absolute", "--git-common-dir"])
-      .then((common) => git(common, ["worktree", "remove", "--force", "--force", spare]))
-      .then(() => true, () => false);
-    if (gone) removed++;
+    // Through the repositories the root lists, never git run inside the spare's own directory.
+    for (const repo of await reposListedIn(root)) {
+      if (await git(repo, ["worktree", "remove", "--force", "--force", spare]).then(() => true, () => false)) {
+        removed++;
+        break;
+      }
+    }
   }
   return removed;
 }
@@ -130,6 +136,10 @@ export async function removeSpares(root: string): Promise<number> {
 async function drop(repo: string, root: string, hex: string): Promise<void> {
   await git(repo, ["worktree", "remove", "--force", "--force", join(root, hex)]).catch(() => undefined);
   await unlink(join(root, `${MAKING}${hex}`)).catch(() => undefined);
+}
+
+async function reposListedIn(root: string): Promise<string[]> {
+  return (await readFile(join(root, REPOS_FILE), "utf8").catch(() => "")).split("\n").filter(Boolean);
 }
 
 function bounded(work: Promise<void>): Promise<void> {

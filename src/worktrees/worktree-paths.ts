@@ -2,6 +2,9 @@ import { realpathSync } from "node:fs";
 import { join, resolve, sep } from "node:path";
 
 const WORKTREES = "worktrees";
+
+/** The file in a worktrees root that lists the main checkouts it holds worktrees of, one a line (listing finds them there). */
+export const REPOS_FILE = ".repos";
 const SLUG_MAX = 40;
 
 /** `<data folder>/worktrees/<project id>`: where a project's worktrees live, never inside the project. */

@@ -12,5 +12,16 @@ export class WorktreeRefusal extends Error {
   }
 }
 
+/**
+ * The worktree's `.git` is no longer the link git wrote (the child rewrote it): the plugin runs no
+ * git there and commits nothing. The message starts `worktree_tampered:` and says what was found.
+ */
+export class WorktreeTampered extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "WorktreeTampered";
+  }
+}
+
 /** Where a branch's base commit is recorded (git config), so listing needs nothing but git. */
 export const baseConfigKey = (branch: string) => `branch.${branch}.errandsBase`;
