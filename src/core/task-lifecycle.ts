@@ -11,6 +11,7 @@ import { SettleEvents } from "./settle-events.ts";
 import type { RunEndDecision, TaskHooks } from "./task-hooks.ts";
 import { openChildTasks, openDescendants, waitingReason } from "./nested-tasks.ts";
 import type { BudgetStop } from "./budget.ts";
+import { WorktreeTamperedError } from "./task-worktree.ts";
 
 /** Enough of a child's newest messages to judge its last run. */
 export const RECENT_MESSAGES = 6;
@@ -248,7 +249,8 @@ export class TaskLifecycle {
     }
     // Only an isolated task waits for git here: the others settle in the same tick as before.
     const changes = decision.kind !== "continue" && task.worktree ? await this.worktreeChanges(task) : {};
-    if (decision.kind === "complete") this.settle(task.id, "completed", { result, ...changes });
+    // A worktree whose .git the child rewrote was not settled: the task ends as an error saying so.
+    if (decision.kind === "complete") this.settle(task.id, changes.error ? "error" : "completed", { result, ...changes });
     if (decision.kind === "error") this.settle(task.id, "error", { result, error: decision.error, ...changes });
     if (decision.kind === "continue") await this.continueRun(task.id, decision.prompt, decision.detail);
   }
@@ -257,12 +259,13 @@ export class TaskLifecycle {
    * An isolated task's work, committed on its branch (nothing is lost when the worktree goes), and
    * the block its result shows. A git failure is shown in the block and logged; the task settles.
    */
-  private async worktreeChanges(task: Task): Promise<{ worktree?: TaskWorktree }> {
+  private async worktreeChanges(task: Task): Promise<{ worktree?: TaskWorktree; error?: string }> {
     const { worktree } = task;
     if (!worktree || !this.ctx.worktrees) return {};
     try {
       return { worktree: { ...worktree, changes: await this.ctx.worktrees.settle(task) } };
     } catch (error) {
+      if (error instanceof WorktreeTamperedError) return { worktree: { ...worktree, changes: `Worktree: branch ${worktree.branch}, not settled: ${error.message}` }, error: error.message };
       this.logError(`Could not read the changes of task ${task.id} in its worktree`, error);
       return { worktree: { ...worktree, changes: `Worktree: branch ${worktree.branch} (its changes could not be read: ${errorMessage(error)})` } };
     }

@@ -13,9 +13,21 @@ export type WorktreeSupport = {
   name(worktree: TaskWorktree, taskId: string, description: string): Promise<TaskWorktree>;
   /** Removes a worktree whose child was never created. */
   remove(worktree: TaskWorktree): Promise<void>;
-  /** Commits the child's uncommitted work; the short block its result shows (branch, commits, diff stat). */
+  /**
+   * Commits the child's uncommitted work; the short block its result shows (branch, commits, diff
+   * stat). Throws WorktreeTamperedError, committing nothing, when the child rewrote its worktree's
+   * `.git`: the task then settles as an error with that message.
+   */
   settle(task: Task): Promise<string>;
 };
+
+/** The child rewrote its worktree's git link; the message starts `worktree_tampered:` and names what was found. */
+export class WorktreeTamperedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "WorktreeTampered";
+  }
+}
 
 /** What a new worktree starts from: the checkout's HEAD (a task) or the default branch (an automation run). */
 export type WorktreeBase = "head" | "default-branch";

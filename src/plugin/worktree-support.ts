@@ -3,10 +3,10 @@ import { isAbsolute, join, relative } from "node:path";
 import { TaskError } from "../core/errors.ts";
 import { RUNNING_STATUSES, type Task, type TaskWorktree } from "../core/task.ts";
 import type { TaskStore } from "../core/task-store.ts";
-import { workdirOf, type WorktreeSupport } from "../core/task-worktree.ts";
+import { workdirOf, WorktreeTamperedError, type WorktreeSupport } from "../core/task-worktree.ts";
 import type { DirectoryRoutes } from "../host/directory-route.ts";
 import { loadWorktrees } from "../worktrees/load-worktrees.ts";
-import { WorktreeRefusal, type Worktree, type WorktreeChanges } from "../worktrees/worktree.ts";
+import { WorktreeRefusal, WorktreeTampered, type Worktree, type WorktreeChanges } from "../worktrees/worktree.ts";
 
 /** The most commits and diff-stat lines a result's Worktree block lists (background_merge diff shows all). */
 const MAX_COMMITS = 10;
@@ -51,7 +51,14 @@ export function worktreeSupport(projectDir: string, root: () => string, warmDire
     remove: (worktree) => one(async () => {
       await (await loadWorktrees()).removeWorktree(worktree, { deleteBranch: true });
     }),
-    settle: (task: Task) => one(async () => changesBlock(await (await loadWorktrees()).settleWorktree(task.worktree!, `task ${task.id} "${task.description}"`))),
+    settle: (task: Task) => one(async () => {
+      try {
+        return changesBlock(await (await loadWorktrees()).settleWorktree(task.worktree!, `task ${task.id} "${task.description}"`));
+      } catch (error) {
+        if (error instanceof WorktreeTampered) throw new WorktreeTamperedError(error.message);
+        throw error;
+      }
+    }),
   };
 }
 

@@ -4,7 +4,7 @@ import type { Hooks } from "@opencode-ai/plugin";
 import { coreFixture, PARENT } from "../helpers/core-fixture.ts";
 import { MemoryTaskStore } from "../../src/core/memory-task-store.ts";
 import { TaskError } from "../../src/core/errors.ts";
-import type { WorktreeSupport } from "../../src/core/task-worktree.ts";
+import { WorktreeTamperedError, type WorktreeSupport } from "../../src/core/task-worktree.ts";
 import { activeInstance, registerActive } from "../../src/plugin/instances.ts";
 import { passiveHooks } from "../../src/plugin/passive-instance.ts";
 import { changesBlock, shortTaskId, worktreeSupport } from "../../src/plugin/worktree-support.ts";
@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { gitSync, initRepo, isolateGit, tempDirs } from "../helpers/git-repo.ts";
 
 /** A WorktreeSupport that records what the core asked of git. */
-function fakeWorktrees(opts: { refuse?: string } = {}) {
+function fakeWorktrees(opts: { refuse?: string; tampered?: string } = {}) {
   const calls: string[] = [];
   let n = 0;
   const support: WorktreeSupport = {
@@ -32,6 +32,7 @@ function fakeWorktrees(opts: { refuse?: string } = {}) {
     },
     async settle(task) {
       calls.push(`settle ${task.id}`);
+      if (opts.tampered) throw new WorktreeTamperedError(opts.tampered);
       return `Worktree: branch ${task.worktree!.branch}, 1 commit(s):\n  1234567 work in progress of task ${task.id}\n a.txt | 1 +`;
     },
   };
@@ -39,7 +40,7 @@ function fakeWorktrees(opts: { refuse?: string } = {}) {
 }
 
 /** A core fixture whose host remembers in which directory each session was created. */
-function isolatedFixture(opts: { refuse?: string } = {}) {
+function isolatedFixture(opts: { refuse?: string; tampered?: string } = {}) {
   const wt = fakeWorktrees(opts);
   const f = coreFixture({}, new MemoryTaskStore(), { worktrees: wt.support });
   const created: { title: string; directory?: string }[] = [];
@@ -130,6 +131,20 @@ describe("isolated tasks in the core", () => {
     const told = f.host.promptsTo(PARENT).map((p) => p.text).join("\n");
     assert.match(told, /all done[\s\S]*Worktree: branch bg\/\S+, 1 commit\(s\):\n  1234567 work in progress/);
     assert.match(await f.call("background_output", { task_id: id }), /runs in worktree \/data\/worktrees\/p\/wt1[\s\S]*a\.txt \| 1 \+/);
+  });
+
+  it("a child that rewrote its worktree's .git: the task settles as an error naming the tampering, and the parent hears it", async () => {
+    const f = isolatedFixture({ tampered: "worktree_tampered: /data/worktrees/p/wt1/.git no longer points at its git dir" });
+    const id = await f.launch({ isolation: "worktree" });
+    f.host.finishRun(id, "all done");
+    await f.flush();
+    f.host.setActivity(PARENT, "idle");
+    await f.flush();
+    const task = f.store.get(id)!;
+    assert.equal(task.status, "error");
+    assert.match(task.error!, /^worktree_tampered: \/data\/worktrees\/p\/wt1\/\.git no longer points/);
+    assert.match(task.worktree!.changes!, /worktree_tampered/);
+    assert.match(f.host.promptsTo(PARENT).map((p) => p.text).join("\n"), /worktree_tampered/);
   });
 
   it("a cancelled isolated task's work is committed too, telling nobody", async () => {
