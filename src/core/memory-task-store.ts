@@ -2,6 +2,8 @@ import type { Task } from "./task.ts";
 import { summaryOf, type TaskSummary } from "./task-summary.ts";
 import type { PendingNotification, TaskEvent, TaskFilter, TaskStore } from "./task-store.ts";
 import { maskSecrets } from "./mask-secrets.ts";
+import { mayTake, type Claim } from "./claims.ts";
+import { RUNNING_STATUSES } from "./task.ts";
 
 const copy = <T>(value: T): T => structuredClone(value);
 
@@ -11,6 +13,8 @@ export class MemoryTaskStore implements TaskStore {
   private log: TaskEvent[] = [];
   private outbox = new Map<string, PendingNotification>();
   private delivered = new Map<string, PendingNotification>();
+  /** The task claims, as the tasks table's claimed_by / claimed_at hold them. */
+  private owners = new Map<string, Claim>();
 
   save(task: Task): void {
     this.tasks.set(task.id, copy(task));
@@ -78,8 +82,34 @@ export class MemoryTaskStore implements TaskStore {
     delete this.outbox.get(notificationId)?.claim;
   }
 
+  claimTask(id: string, by: string, now: number, leaseMs: number): boolean {
+    if (!this.runs(id) || !mayTake(this.owners.get(id), by, now, leaseMs)) return false;
+    this.owners.set(id, { by, at: now });
+    return true;
+  }
+
+  renewTaskClaims(by: string, now: number): Set<string> {
+    const held = [...this.owners].filter(([id, claim]) => claim.by === by && this.runs(id)).map(([id]) => id);
+    for (const id of held) this.owners.set(id, { by, at: now });
+    return new Set(held);
+  }
+
+  releaseTask(id: string | undefined, by: string): void {
+    for (const [key, claim] of this.owners) if ((id === undefined || key === id) && claim.by === by) this.owners.delete(key);
+  }
+
+  taskClaim(id: string): Claim | undefined {
+    const claim = this.owners.get(id);
+    return claim && { ...claim };
+  }
+
+  private runs(id: string): boolean {
+    const task = this.tasks.get(id);
+    return !!task && RUNNING_STATUSES.includes(task.status);
+  }
+
   transaction<T>(fn: () => T): T {
-    const before = structuredClone({ tasks: this.tasks, log: this.log, outbox: this.outbox, delivered: this.delivered });
+    const before = structuredClone({ tasks: this.tasks, log: this.log, outbox: this.outbox, delivered: this.delivered, owners: this.owners });
     try {
       return fn();
     } catch (error) {

@@ -13,18 +13,21 @@ export const CONTINUE_PROMPT =
   "OpenCode was restarted while you were working on this task. Continue where you left off and finish the task.";
 
 /**
- * Brings every task still marked running or resumed in line with the host after a (re)start:
- * a finished child is settled, a gone child fails, a busy one is left to finish, and one that
- * stopped mid-run is told to continue or failed, by `onInterrupted`. Queued tasks simply stay
- * queued for the scheduler.
+ * Brings the running tasks this instance may take over in line with the host, after a (re)start
+ * or when their owner is gone (the claim sweep): a task whose row another live process holds is
+ * left alone and nothing is said to its child. Each one taken is claimed first (one process wins
+ * it), then: a finished child is settled, a gone child fails, a child busy here is followed, and
+ * one that stopped mid-run is told to continue or failed, by `onInterrupted`. Queued tasks simply
+ * stay queued for the scheduler.
  */
 export async function recoverTasks(parts: Parts, onInterrupted: "resume" | "fail", which: (task: Task) => boolean = () => true): Promise<void> {
   const { ctx, life } = parts;
-  const active = life.activeTasks().filter(which);
-  if (active.length === 0) return;
+  const taken = life.activeTasks().filter(which).filter((task) => life.ownership.take(task.id));
+  if (taken.length === 0) return;
   const statuses = await ctx.host.statuses();
-  for (const task of active) {
-    if (statuses[task.id]) continue;
+  for (const task of taken) {
+    life.progress.track(task.id, task.progress);
+    if (statuses[task.id]) continue; // busy in this very process: its events come here
     // One task's failure (the host or the store) must not leave the others unrecovered.
     await recoverTask(parts, task, onInterrupted).catch((error) => ctx.log.error(`Could not recover task ${task.id}; polling will retry`, error));
   }

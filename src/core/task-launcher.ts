@@ -215,6 +215,7 @@ export class TaskLauncher {
       Object.assign(current, { promptedAt: now, parentAgent, parentModel: parentModel ?? current.parentModel });
       current.progress.lastActivityAt = now;
       store.save(current);
+      life.ownership.take(current.id); // the instance that resumes a child drives it
       store.appendEvent({ taskId: current.id, at: now, kind: "resumed", detail: `resume #${current.resumeCount}` });
       return current;
     });

@@ -12,6 +12,7 @@ import type { RunEndDecision, TaskHooks } from "./task-hooks.ts";
 import { openChildTasks, openDescendants, waitingReason } from "./nested-tasks.ts";
 import type { BudgetStop } from "./budget.ts";
 import { WorktreeTamperedError } from "./task-worktree.ts";
+import type { TaskOwnership } from "./task-ownership.ts";
 
 /** Enough of a child's newest messages to judge its last run. */
 export const RECENT_MESSAGES = 6;
@@ -36,6 +37,8 @@ export class TaskLifecycle {
     readonly notifier: ParentNotifier,
     /** Evidence, expectations and milestones hook in here (see TaskHooks). */
     readonly hooks: TaskHooks,
+    /** The running tasks this instance drives: only those are followed and settled from the host's view. */
+    readonly ownership: TaskOwnership,
   ) {
     this.events = new SettleEvents(ctx);
     try {
@@ -45,9 +48,21 @@ export class TaskLifecycle {
     }
   }
 
-  /** Follows the progress of every running task (idempotent). */
+  /** Follows the progress of every running task this instance holds (idempotent). */
   trackActive(): void {
-    for (const task of this.activeTasks()) this.progress.track(task.id, task.progress);
+    for (const task of this.ownedTasks()) this.progress.track(task.id, task.progress);
+  }
+
+  /** The running tasks this instance drives; another process's children are its own to watch. */
+  ownedTasks(): Task[] {
+    return this.ctx.store.list({ statuses: RUNNING_STATUSES, includeCleared: true })
+      .filter((t) => this.ownership.holds(t.id)).flatMap((t) => this.ctx.store.get(t.id) ?? []);
+  }
+
+  /** This instance no longer drives the task (another process took it over): it stops following it. */
+  forget(taskId: string): void {
+    this.progress.release(taskId);
+    this.answers.release(taskId);
   }
 
   /** Tasks whose live progress is followed, counted twice when answers are followed too. */
@@ -80,6 +95,7 @@ export class TaskLifecycle {
       return task;
     });
     if (!settled) return false;
+    this.ownership.settled(taskId);
     // A settle that did not come from a finished answer (an error, a cancel): its work is committed all the same.
     if (settled.worktree && !fields.worktree) this.detach(`Could not commit the work of task ${taskId} in its worktree`, this.keepWorktreeChanges(taskId));
     this.progress.release(taskId);
@@ -172,7 +188,8 @@ export class TaskLifecycle {
     this.checking.add(taskId);
     try {
       const task = this.ctx.store.get(taskId);
-      if (!task || !RUNNING_STATUSES.includes(task.status)) return;
+      // Only the owner reads the child's state: another process's idle view says nothing of a child it does not drive.
+      if (!task || !RUNNING_STATUSES.includes(task.status) || !this.ownership.holds(taskId)) return;
       let verdict: CompletionVerdict = fromEvents ? judgeCompletion(task, this.answers.recent(taskId)) : { kind: "pending" };
       if (verdict.kind === "pending") verdict = judgeCompletion(task, await this.recentCounted(taskId));
       if (verdict.kind === "completed" && this.waitsForOwnTasks(task)) return;

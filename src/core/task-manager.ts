@@ -23,6 +23,9 @@ import { TaskLauncher, firstPromptWith, type ForkSupport, type LaunchInput } fro
 import type { RunningTasks } from "./running-tasks.ts";
 import type { TaskHooks } from "./task-hooks.ts";
 import { continueAfterCompaction } from "./compaction-continue.ts";
+import { LEASES, newClaimer } from "./claims.ts";
+import { TaskOwnership } from "./task-ownership.ts";
+import { ClaimSweep } from "./claim-sweep.ts";
 import { workdirOf, type WorktreeSupport } from "./task-worktree.ts";
 
 export type { ForkSupport, LaunchInput } from "./task-launcher.ts";
@@ -65,6 +68,8 @@ export type ManagerParts<Hooks extends TaskHooks = TaskHooks> = {
   claimer?: string;
   /** The git side of isolation "worktree"; none: it is refused. */
   worktrees?: WorktreeSupport;
+  /** How long a running task's claim keeps other processes out without a renewal; default LEASES.taskMs (tests shorten it). */
+  taskLeaseMs?: number;
 };
 
 /** A parent notification put in the outbox by a layer above the core (see `enqueueNotification`). */
@@ -87,6 +92,8 @@ export class TaskManager<Hooks extends TaskHooks = TaskHooks> {
   private router: EventRouter;
   private poller: Poller;
   private health: StoreHealth;
+  /** Renews this instance's claims and takes over what gone holders left; the automation layer adds its runs (`onSweep`). */
+  private sweep: ClaimSweep;
   private disposed = false;
 
   /**
@@ -94,7 +101,7 @@ export class TaskManager<Hooks extends TaskHooks = TaskHooks> {
    * settles subscribe to `life.events`, and the hooks are built here (nothing is set after
    * construction). Never throws: a store that fails now is logged, and `start` and the poll retry.
    */
-  constructor(host: Host, store: TaskStore, clock: Clock, private config: ManagerConfig, { forks, hooks, placement, claimer, spend, worktrees }: ManagerParts<Hooks> = {}) {
+  constructor(host: Host, store: TaskStore, clock: Clock, private config: ManagerConfig, { forks, hooks, placement, claimer = newClaimer(), spend, worktrees, taskLeaseMs = LEASES.taskMs }: ManagerParts<Hooks> = {}) {
     this.health = new StoreHealth(clock);
     const ctx: CoreContext = { host, store: this.health.watch(store), clock, log: new CoreLog(host), spend, worktrees };
     this.ctx = ctx;
@@ -102,7 +109,9 @@ export class TaskManager<Hooks extends TaskHooks = TaskHooks> {
     this.notifier = new ParentNotifier({ host, store: ctx.store, clock, resultCap: config.resultCapChars, onError: (m, e) => ctx.log.error(m, e), claimer });
     this.waiters = new SettleWaiters(clock);
     this.hooks = hooks?.(this.runningTasks()) ?? ({} as Hooks);
-    this.life = new TaskLifecycle(ctx, this.notifier, this.hooks);
+    this.life = new TaskLifecycle(ctx, this.notifier, this.hooks, new TaskOwnership(ctx, claimer, taskLeaseMs));
+    this.sweep = new ClaimSweep(clock, Math.max(1, Math.floor(taskLeaseMs / 3)), (message, error) => ctx.log.error(message, error));
+    this.sweep.add(() => this.sweepTasks());
     this.life.events.on("settled", (task) => this.waiters.notifySettled(task.id));
     this.life.events.on("settled", (task) => this.notifier.deliver(task.parentSessionID));
     this.scheduler = new TaskScheduler(ctx, this.life, config, firstPromptWith(forks), placement && ((worker) => placement.capacity(worker)));
@@ -123,6 +132,34 @@ export class TaskManager<Hooks extends TaskHooks = TaskHooks> {
       this.ctx.log.error("Recovering background tasks after a restart failed; polling will retry", error);
     }
     await this.scheduler.startQueued();
+    this.poller.ensureRunning();
+    this.sweep.start();
+  }
+
+  /**
+   * Adds a step to the claim sweep (every third of the task lease, in every live process): the
+   * automation layer renews its runs and ends the ones a gone process stranded there.
+   */
+  onSweep(step: () => void | Promise<void>): void {
+    this.sweep.add(step);
+  }
+
+  /** One claim sweep now (tests; the timer runs it every third of the lease). */
+  sweepNow(): Promise<void> {
+    return this.sweep.runOnce();
+  }
+
+  /**
+   * Renews the tasks this instance drives (one it lost is no longer followed here) and takes over
+   * the running tasks whose owner is gone or out of lease, as a restart would.
+   */
+  private async sweepTasks(): Promise<void> {
+    if (this.disposed) return;
+    const { ownership } = this.life;
+    for (const id of ownership.renew()) this.life.forget(id);
+    const orphans = new Set(ownership.orphans(this.life.activeTasks()).map((t) => t.id));
+    if (orphans.size === 0) return;
+    await recoverTasks({ ctx: this.ctx, life: this.life, notifier: this.notifier }, this.config.onInterrupted, (t) => orphans.has(t.id));
     this.poller.ensureRunning();
   }
 
@@ -336,6 +373,13 @@ export class TaskManager<Hooks extends TaskHooks = TaskHooks> {
   dispose(): void {
     this.disposed = true;
     this.poller.stop();
+    this.sweep.stop();
+    try {
+      // Free at once for the other processes: this instance drives nothing from now on.
+      this.life.ownership.releaseAll();
+    } catch (error) {
+      this.ctx.log.error("Could not let go of the running tasks; other processes take them over when the lease ends", error);
+    }
     this.waiters.abortAll();
   }
 

@@ -71,6 +71,7 @@ export class TaskScheduler {
       next.startedAt = now;
       next.progress.lastActivityAt = now;
       store.save(next);
+      this.life.ownership.take(next.id); // the instance that starts a child drives it
       store.appendEvent({ taskId: next.id, at: now, kind: "started" });
       if (queued.worker) add(perWorker, key);
       else (add(perModel, key), total++);

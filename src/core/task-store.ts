@@ -1,5 +1,6 @@
 import type { ModelRef, Task, TaskStatus } from "./task.ts";
 import type { TaskSummary } from "./task-summary.ts";
+import type { Claim } from "./claims.ts";
 
 /** One line of the append-only history: every transition and every notification sent. */
 export type TaskEvent = {
@@ -61,6 +62,18 @@ export interface TaskStore {
   claimNotification(notificationId: string, by: string, at: number): void;
   /** Drops the claim (the send failed); the claim count stays. */
   releaseClaim(notificationId: string): void;
+  /**
+   * Takes a running task for `by` (the instance that drives its child): when it has no owner, is
+   * already `by`'s, or its owner's claim is no longer live within `leaseMs` (core/claims.ts).
+   * True when `by` holds it now. A task that does not run is never claimed.
+   */
+  claimTask(id: string, by: string, now: number, leaseMs: number): boolean;
+  /** Renews `by`'s claims on its running tasks in one write; returns the ids it still holds (one taken over is not among them). */
+  renewTaskClaims(by: string, now: number): Set<string>;
+  /** Lets go of `by`'s claim on the task (settled, or the instance stops); `id` undefined: every task `by` holds. */
+  releaseTask(id: string | undefined, by: string): void;
+  /** Who drives the task's child; undefined when nobody does. */
+  taskClaim(id: string): Claim | undefined;
   /** Runs fn as one write transaction: all of it is committed, or none. Serialises writers across connections. */
   transaction<T>(fn: () => T): T;
   close(): void;

@@ -21,12 +21,13 @@ export class TaskWatch {
     try {
       const askedAt = clock.now();
       const statuses = await host.statuses();
-      const active = this.life.activeTasks();
+      // Only the tasks this instance drives: its own statuses say nothing of another process's children.
+      const active = this.life.ownedTasks();
       const waiting = notifier.waitingParents();
       notifier.confirmFromHost(statuses, new Set([...waiting, ...active.map((t) => t.parentSessionID)]), askedAt);
       for (const parent of waiting) if (!statuses[parent]) await notifier.deliver(parent);
       await Promise.all(active.filter((t) => !statuses[t.id]).map((t) => this.life.checkCompletion(t.id, true)));
-      await Promise.all(this.life.activeTasks().map((t) => this.enforceLimits(t)));
+      await Promise.all(this.life.ownedTasks().map((t) => this.enforceLimits(t)));
     } catch (error) {
       log.error("Background task poll failed", error);
     }

@@ -526,6 +526,18 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: `
       ALTER TABLE automations ADD COLUMN approved TEXT; -- JSON {version, definition}; NULL: never approved (or approved before this version)
     `,
+  },  {
+    version: 30,
+    name: "every running thing has an owner with a lease: a running task and an active run name the process that drives them",
+    sql: `
+      -- host:pid:nonce of the process driving the child, and when it took or last renewed that (store/claim-table.ts).
+      ALTER TABLE tasks ADD COLUMN claimed_by TEXT;     -- NULL: nobody (settled, queued, or written before this version)
+      ALTER TABLE tasks ADD COLUMN claimed_at INTEGER;
+      ALTER TABLE automation_runs ADD COLUMN claimed_by TEXT; -- the process that started the run, from starting until it ends
+      ALTER TABLE automation_runs ADD COLUMN claimed_at INTEGER;
+      CREATE INDEX tasks_claimed ON tasks (project_id, claimed_by) WHERE claimed_by IS NOT NULL;
+      CREATE INDEX automation_runs_claimed ON automation_runs (project_id, claimed_by) WHERE claimed_by IS NOT NULL;
+    `,
   },
 ];
 

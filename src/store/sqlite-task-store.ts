@@ -8,6 +8,8 @@ import { TaskCache } from "./task-cache.ts";
 import { maskSecrets } from "../core/mask-secrets.ts";
 import { rowToSummary, rowToTask, SUMMARY_COLUMNS, TASK_COLUMNS, taskToParams } from "./task-row.ts";
 import { StatementCache } from "./statement-cache.ts";
+import { ClaimTable } from "./claim-table.ts";
+import { LEASES, type Claim } from "../core/claims.ts";
 
 const UPSERT_TASK = `INSERT INTO tasks (${TASK_COLUMNS.join(", ")})
   VALUES (${TASK_COLUMNS.map(() => "?").join(", ")})
@@ -45,6 +47,8 @@ export class SqliteTaskStore implements TaskStore {
   private cacheDataVersion = 0;
   /** task_changes.seq up to which the cache holds every other connection's writes. */
   private cacheSeq = 0;
+  /** Who drives each running task's child (migration 30). */
+  private readonly claims: ClaimTable;
 
   /** The task table alone on a connection of its own (tests and benchmarks); the plugin opens a Store. */
   static open({ path, projectId }: { path: string; projectId: string }): SqliteTaskStore {
@@ -57,7 +61,10 @@ export class SqliteTaskStore implements TaskStore {
     readonly projectId: string,
     /** Before tasks are removed (in the removal's transaction): the Store writes the spend rows it keeps, so the removal takes them too. */
     private beforeRemove?: () => void,
-  ) {}
+  ) {
+    const open = "status IN ('running', 'resumed')";
+    this.claims = new ClaimTable(db, { table: "tasks", key: "id", byColumn: "claimed_by", atColumn: "claimed_at", open }, projectId, LEASES.taskMs);
+  }
 
   get path(): string {
     return this.db.path;
@@ -129,6 +136,23 @@ export class SqliteTaskStore implements TaskStore {
       this.projectId,
       notificationId,
     );
+  }
+
+  claimTask(id: string, by: string, now: number, leaseMs: number): boolean {
+    return this.claims.claim(id, by, now, leaseMs);
+  }
+
+  renewTaskClaims(by: string, now: number): Set<string> {
+    return this.claims.renew(by, now);
+  }
+
+  releaseTask(id: string | undefined, by: string): void {
+    if (id === undefined) this.claims.releaseAll(by);
+    else this.claims.release(id, by);
+  }
+
+  taskClaim(id: string): Claim | undefined {
+    return this.claims.holder(id);
   }
 
   /**

@@ -12,6 +12,7 @@ import type { Run } from "../../src/automations/automation.ts";
 import { commandHandler } from "../../src/inbox/apply-command.ts";
 import { builtAutomations } from "../../src/automations/automation-access.ts";
 import { waitFor as waitForEffect } from "../helpers/wait-for.ts";
+import { newClaimer } from "../../src/core/claims.ts";
 
 function setup() {
   const db = tempDb();
@@ -166,7 +167,7 @@ describe("automation runs with steps", () => {
     const ended = f.autoStore.run(cut.id)!;
     assert.equal(ended.status, "error");
     assert.equal(ended.summary, 'Interrupted: OpenCode stopped during step "migrate" (`./migrate.sh`); the step is not run again by itself (task_run runs the automation again).');
-    const alive = f.autoStore.insertRun({ automationId: a.id, firedBy: "manual", createdAt: f.clock.now(), ...dead, runNo: 2, stepsBy: `${hostname()}:${process.pid}:other001` })!;
+    const alive = f.autoStore.insertRun({ automationId: a.id, firedBy: "manual", createdAt: f.clock.now(), ...dead, runNo: 2, stepsBy: newClaimer() })!; // another live instance of this process
     f.runs.start();
     assert.equal(f.autoStore.run(alive.id)!.status, "running", "another plugin instance of a live process still runs it");
   });

@@ -40,6 +40,7 @@ describe("concurrency limits and the queue", () => {
     const running = await f.launch();
     const queued = await f.launch();
     f.host.finishRun(running, "ok", { emitIdle: false });
+    f.manager.dispose(); // the old instance stopped: the new one takes over what it drove
     const { TaskManager } = await import("../../src/core/task-manager.ts");
     const { DEFAULT_OPTIONS } = await import("../../src/options/options.ts");
     const second = new TaskManager(f.host, f.store, f.clock, { ...DEFAULT_OPTIONS, maxConcurrentPerModel: 1 });

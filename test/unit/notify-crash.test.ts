@@ -8,7 +8,7 @@ import { FakeHost } from "../helpers/fake-host.ts";
 import { coreFixture, PARENT } from "../helpers/core-fixture.ts";
 import { MemoryTaskStore } from "../../src/core/memory-task-store.ts";
 import { ParentNotifier } from "../../src/core/parent-notifier.ts";
-import { CLAIM_LEASE_MS } from "../../src/core/claims.ts";
+import { CLAIM_LEASE_MS, newClaimer } from "../../src/core/claims.ts";
 import { withMarker } from "../../src/core/notification-text.ts";
 import type { TaskStore } from "../../src/core/task-store.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
@@ -16,7 +16,7 @@ import { withCrashFault } from "../../src/host/crash-fault-host.ts";
 
 const DEAD_PID = 2 ** 22 + 7; // above Linux's largest pid_max: no such process
 const deadClaimer = `${hostname()}:${DEAD_PID}:gone`;
-const liveClaimer = `${hostname()}:${process.pid}:other`; // another instance in this very process
+const liveClaimer = newClaimer(); // another live instance in this very process (an unknown nonce of our pid is a gone process)
 
 function notifierFixture(store: TaskStore = new MemoryTaskStore(), claimer = "me") {
   const clock = new FakeClock();

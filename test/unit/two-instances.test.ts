@@ -52,6 +52,7 @@ describe("two instances on one database", () => {
     const task = await t.launch();
     t.host.sessions.get(task.id)!.activity = "idle";
     await t.clock.advance(10_000);
+    t.managers[0].dispose(); // the instance that drove it stopped: its claim is free
     const restarted = [0, 1].map(() => new TaskManager(t.host, SqliteTaskStore.open({ path: join(dir, "recover.db"), projectId: "p" }), t.clock, DEFAULT_OPTIONS));
     await Promise.all(restarted.map((m) => m.start()));
     const continues = t.host.promptsTo(task.id).filter((p) => p.text.includes("Continue where you left off"));
