@@ -1,61 +1,49 @@
 import { createRequire } from "node:module";
-import type { Node, Parser } from "web-tree-sitter";
+import type { Parser } from "web-tree-sitter";
 import { commandPrefix } from "./bash-arity.ts";
+import { commandShell } from "./command-shell.ts";
+import { joinContinuations } from "./line-continuations.ts";
+import { patternParts, type CommandPatterns } from "./pattern-parts.ts";
 import { shGap } from "./sh-syntax.ts";
 
-export { commandPrefix };
+export { commandPrefix, type CommandPatterns };
 
 /**
  * What OpenCode's `bash` permission is asked with for one command string, derived as OpenCode
  * 1.18.33's own bash tool does (read from the shipped binary, see docs/host-notes.md): the
  * command is parsed with the tree-sitter bash grammar, and every simple command in it (inside
  * `;`, `&&`, `||`, pipes, subshells, `$(…)`, backticks, newlines) is one pattern, its own text
- * with its redirections. The user's rules then decide each part: `"git *": "allow"` no longer
- * lets `git status; touch x` through. "Always" offers the command's prefix (`git status *`),
- * never the string the model wrote.
+ * with its redirections. Unlike OpenCode, which asks for a person at the keyboard, the plugin's
+ * commands run unattended, so assignments, declarations, function definitions and redirections
+ * that write a file are parts of their own too (pattern-parts.ts). The user's rules then decide
+ * each part: `"git *": "allow"` no longer lets `git status; touch x` through. "Always" offers
+ * the command's prefix (`git status *`), never the string the model wrote. The command is judged
+ * as the shell that runs it reads it: line continuations joined first, and constructs where that
+ * shell would run more than the grammar shows refused.
  */
-export type CommandPatterns = { patterns: string[]; always: string[] };
-// patterns[i] and always[i] belong to the same simple command (an always prefix may repeat).
+export type Judged = CommandPatterns | { refused: string };
 
-/** `undefined` when the text is not a well-formed shell command (it cannot be judged part by part). */
-export async function bashPatterns(command: string): Promise<CommandPatterns | undefined> {
-  const tree = (await bashParser()).parse(command);
+/** `undefined` when the command cannot be judged part by part (judgeCommand says why). */
+export async function bashPatterns(command: string, shell: "bash" | "sh" = commandShell().kind): Promise<CommandPatterns | undefined> {
+  const judged = await judgeCommand(command, shell);
+  return "refused" in judged ? undefined : judged;
+}
+
+/** The parts to ask for, or why the command is refused (the reason completes "refused: …"). */
+export async function judgeCommand(command: string, shell: "bash" | "sh" = commandShell().kind): Promise<Judged> {
+  const parser = await bashParser();
+  const joined = joinContinuations(command, (text) => parser.parse(text), shell);
+  if ("refused" in joined) return joined;
+  const tree = parser.parse(joined.text);
   try {
-    // The plugin runs commands with /bin/sh: bash-only syntax would be judged as bash but run as sh.
-    if (!tree || tree.rootNode.hasError || shGap(tree.rootNode) !== undefined) return undefined;
-    const patterns: string[] = [];
-    const always: string[] = [];
-    for (const node of tree.rootNode.descendantsOfType("command")) {
-      if (!node) continue;
-      const words = commandWords(node);
-      if (words.length === 0 || DIRECTORY_CHANGES.has(words[0]!)) continue; // as OpenCode: cd and the like are not asked
-      const pattern = withRedirections(node);
-      if (patterns.includes(pattern)) continue;
-      patterns.push(pattern);
-      always.push(`${commandPrefix(words).join(" ")} *`);
-    }
-    return { patterns, always };
+    if (!tree || tree.rootNode.hasError) return { refused: "it is not a well-formed shell command" };
+    const gap = shGap(tree.rootNode, shell);
+    if (gap !== undefined) return { refused: gap };
+    return patternParts(tree.rootNode);
   } finally {
     tree?.delete();
   }
 }
-
-/** The command's name and arguments, as the grammar marks them (redirections and assignments left out). */
-function commandWords(node: Node): string[] {
-  const words: string[] = [];
-  for (let i = 0; i < node.childCount; i++) {
-    const child = node.child(i);
-    if (child && WORD_TYPES.has(child.type)) words.push(child.text);
-  }
-  return words;
-}
-
-function withRedirections(node: Node): string {
-  return (node.parent?.type === "redirected_statement" ? node.parent.text : node.text).trim();
-}
-
-const WORD_TYPES = new Set(["command_name", "word", "string", "raw_string", "concatenation"]);
-const DIRECTORY_CHANGES = new Set(["cd", "chdir", "popd", "pushd"]);
 
 let parser: Promise<Parser> | undefined;
 

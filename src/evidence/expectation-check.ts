@@ -3,6 +3,7 @@ import { stat } from "node:fs/promises";
 import { absolutePath, readSnapshot } from "./verify-files.ts";
 import type { FileReader } from "./evidence-types.ts";
 import { formatSize } from "./evidence-summary.ts";
+import { commandShell, shellEnv } from "../approval/command-shell.ts";
 
 export type Expectation = { files?: string[]; command?: string };
 export type ExpectationResult = { ok: boolean; problems: string[]; met: string[] };
@@ -45,7 +46,8 @@ export function runCommand(command: string, cwd: string, timeoutMs: number): Pro
   return new Promise((resolve) => {
     let output = "";
     let timedOut = false;
-    const child = spawn("/bin/sh", ["-c", command], { cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const shell = commandShell(); // the shell the command was judged for
+    const child = spawn(shell.file, [...shell.args, command], { cwd, env: shellEnv(process.env), detached: true, stdio: ["ignore", "pipe", "pipe"] });
     const keep = (chunk: Buffer) => {
       output = (output + chunk.toString("utf8")).slice(-OUTPUT_KEEP_CHARS);
     };

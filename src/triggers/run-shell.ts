@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { statSync } from "node:fs";
 import { systemClock, type Clock } from "../core/clock.ts";
+import { commandShell, shellEnv } from "../approval/command-shell.ts";
 
 export type ShellOptions = {
   /** Where the command runs. */
@@ -37,7 +38,7 @@ const DEFAULT_KILL_GRACE_MS = 2_000;
 const PIPE_WAIT_MS = 500;
 
 /**
- * Runs `sh -c command` in its own process group (detached), stdin from /dev/null. It is done when
+ * Runs `bash -c command` (or `sh -c` without bash: see approval/command-shell.ts) in its own process group (detached), stdin from /dev/null. It is done when
  * the shell has exited and its output is closed, as `$(…)` in a shell is; at the timeout or an
  * abort the whole group gets SIGTERM, then SIGKILL after a grace. Whatever is left in the group
  * when the command is done is killed too: a command polled every 30 s must not pile up background
@@ -51,10 +52,11 @@ export function runShell(command: string, options: ShellOptions): Promise<ShellR
     return Promise.resolve({ signal: "SIGTERM", timedOut: false, stdout: "", stderr: "", outputTruncated: false, durationMs: 0 });
   }
   return new Promise((resolve, reject) => {
-    const env = options.env ? { ...process.env, ...options.env } : process.env;
+    const env = shellEnv({ ...process.env, ...options.env });
+    const shell = commandShell();
     let child: ReturnType<typeof spawn>;
     try {
-      child = spawn("/bin/sh", ["-c", command], { cwd: options.cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+      child = spawn(shell.file, [...shell.args, command], { cwd: options.cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     } catch (error) {
       reject(startError(command, options.cwd, error));
       return;
@@ -131,7 +133,7 @@ function startError(command: string, cwd: string, cause: unknown): Error {
   const missingDir = !isDirectory(cwd);
   const message = missingDir
     ? `Cannot run \`${command}\`: the directory ${cwd} does not exist or is not a directory.`
-    : `Cannot start /bin/sh to run \`${command}\` in ${cwd}: ${reason}`;
+    : `Cannot start ${commandShell().file} to run \`${command}\` in ${cwd}: ${reason}`;
   return new Error(message, { cause });
 }
 

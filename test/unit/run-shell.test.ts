@@ -1,10 +1,12 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runShell } from "../../src/triggers/run-shell.ts";
+import { runCommand } from "../../src/evidence/expectation-check.ts";
+import { commandShell, shellAmong } from "../../src/approval/command-shell.ts";
 import { FakeClock } from "../helpers/fake-clock.ts";
 import { waitFor } from "../helpers/wait-for.ts";
 
@@ -57,10 +59,11 @@ describe("runShell", () => {
     const clock = new FakeClock();
     const run = runShell("echo $$ > pgid; sh -c 'sleep 30 & sleep 30'", { cwd: dir, timeoutMs: 700, clock });
     const pgid = await waitFor(() => readPgid(dir), "the pgid file");
-    // The outer shell, the inner shell and its two sleeps are all in the group before the timeout.
-    await waitFor(() => groupMembers(pgid).length >= 4 || undefined, "four processes in the group");
+    // The inner shell and its two sleeps are all in the group before the timeout (bash execs the
+    // last command of its -c string, so the outer shell becomes the inner one; dash stays a fourth).
+    await waitFor(() => groupMembers(pgid).length >= 3 || undefined, "three processes in the group");
     await clock.advance(699);
-    assert.ok(groupMembers(pgid).length >= 4, "nothing killed before the timeout");
+    assert.ok(groupMembers(pgid).length >= 3, "nothing killed before the timeout");
     await clock.advance(1);
     const result = await run;
     assert.equal(result.timedOut, true);
@@ -142,5 +145,37 @@ describe("runShell", () => {
     const result = await runShell("printf 'éééé'", { cwd: tempDir(), timeoutMs: 5_000, capBytes: 5 });
     assert.equal(result.stdout, "éé");
     assert.equal(result.outputTruncated, true);
+  });
+});
+
+/** Commands are judged with the bash grammar: bash runs them when there is one, and nothing but the judged text runs (issue 33). */
+describe("the shell that runs the plugin's commands", () => {
+  const shell = commandShell();
+
+  it("is bash with no rc files when bash is present, /bin/sh otherwise", () => {
+    assert.deepEqual(shellAmong([]), { kind: "sh", file: "/bin/sh", args: ["-c"] });
+    assert.deepEqual(shellAmong(["/no/such/bash", "/bin/bash"]).args, ["--norc", "--noprofile", "-c"]);
+  });
+
+  it("steps and command triggers (runShell) and expect.command (runCommand) run in it", async () => {
+    const probe = 'if [ -n "$BASH_VERSION" ]; then echo bash; else echo sh; fi';
+    assert.equal((await runShell(probe, { cwd: tempDir(), timeoutMs: 5_000 })).stdout, `${shell.kind}\n`);
+    assert.equal((await runCommand(probe, tempDir(), 5_000)).output, `${shell.kind}\n`);
+  });
+
+  it("runs nothing a start-up variable names: BASH_ENV, ENV, exported functions, PS4 with xtrace", async () => {
+    const dir = tempDir();
+    const script = join(dir, "startup.sh");
+    writeFileSync(script, `touch ${join(dir, "sourced")}\n`);
+    const env = { BASH_ENV: script, ENV: script, "BASH_FUNC_git%%": `() { touch ${join(dir, "function")}; }`, SHELLOPTS: "xtrace", BASHOPTS: "expand_aliases", PS4: `$(touch ${join(dir, "ps4")})` };
+    const saved = { ...process.env };
+    Object.assign(process.env, env); // runCommand inherits the plugin's environment
+    try {
+      await runShell("git --version > /dev/null 2>&1; true", { cwd: dir, timeoutMs: 5_000, env });
+      await runCommand("git --version > /dev/null 2>&1; true", dir, 5_000);
+    } finally {
+      for (const key of Object.keys(env)) if (saved[key] === undefined) delete process.env[key]; else process.env[key] = saved[key];
+    }
+    assert.deepEqual(["sourced", "function", "ps4"].filter((f) => existsSync(join(dir, f))), []);
   });
 });
