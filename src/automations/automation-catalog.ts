@@ -7,7 +7,8 @@ import { checkAgent, checkChannels, checkIsolation, checkWorker } from "./defini
 import type { RunLifecycle } from "./run-lifecycle.ts";
 import { checkRunnable } from "./step-spec.ts";
 import { nextOccurrence, parseTrigger, TriggerSpecError, type TriggerInput } from "./trigger-spec.ts";
-import { prepareTriggers } from "../triggers/prepare-triggers.ts";
+import { prepareTriggers, recheckTriggers } from "../triggers/prepare-triggers.ts";
+import { approvedDefinition, nextApproval, USER_APPROVAL, type Approval } from "./approved-version.ts";
 
 /** What the model sets on an automation (task_create, task_update); the rest is the plugin's. */
 export type AutomationFields = Pick<
@@ -74,7 +75,16 @@ export class AutomationCatalog {
     return new Map([...names].map(([id, name]) => [id, { name, secret: newWebhookSecret() }])); // never one from the tool call (parse refuses it)
   }
 
-  create(id: string, fields: AutomationFields, triggers: Trigger[], creator: Creator, webhooks: NewWebhooks = new Map(), proposal?: Proposal): { automation: Automation; triggers: Trigger[] } {
+  /**
+   * What approving `patch` (and `newTriggers`) on `a` would record, with the key the user is asked
+   * for it. `a` may be a new automation's id and fields (task_create asks before storing).
+   */
+  approvalOf(a: Pick<Automation, "id" | "approved"> & AutomationFields, patch: Partial<AutomationFields> = {}, newTriggers: Trigger[] = []): Approval & { key: string } {
+    const specs = [...this.ctx.store.triggers(a.id), ...newTriggers].map((t) => t.spec);
+    return nextApproval(a, approvedDefinition({ ...a, ...patch }, specs));
+  }
+
+  create(id: string, fields: AutomationFields, triggers: Trigger[], creator: Creator, webhooks: NewWebhooks = new Map(), proposal?: Proposal, approval?: string): { automation: Automation; triggers: Trigger[] } {
     const now = this.ctx.clock.now();
     const automation: Automation = withoutEmpty({
       id, ...fields, reportTo: creator.sessionID, reportAgent: creator.agent, reportModel: creator.model,
@@ -87,6 +97,7 @@ export class AutomationCatalog {
     checkRunnable(automation);
     checkIsolation(automation);
     this.ctx.store.transaction(() => {
+      if (approval !== undefined && automation.enabled) automation.approved = this.approved(automation, automation, triggers, approval);
       this.ctx.store.saveAutomation(automation);
       for (const t of triggers) this.ctx.store.saveTrigger(t);
       this.saveWebhooks(webhooks, now);
@@ -95,8 +106,11 @@ export class AutomationCatalog {
     return { automation, triggers };
   }
 
-  /** Changes fields; resuming (enabled: true) clears the pause and plans from now, so a paused time is not "missed". */
-  update(id: string, patch: Partial<AutomationFields> & { reportTo?: Creator }): Automation {
+  /**
+   * Changes fields; resuming (enabled: true) clears the pause and plans from now, so a paused time
+   * is not "missed". `approval`: the user approved the result (the key they were asked, or USER_APPROVAL).
+   */
+  update(id: string, patch: Partial<AutomationFields> & { reportTo?: Creator }, approval?: string): Automation {
     const { store, clock } = this.ctx;
     const updated = store.transaction(() => {
       const a = this.require(id);
@@ -116,11 +130,22 @@ export class AutomationCatalog {
       const resumes = (next.enabled && !a.enabled) || (a.doneAt !== undefined && next.doneAt === undefined);
       if (resumes) for (const t of store.triggers(id)) store.saveTrigger({ ...t, lastPlannedAt: now, nextAt: nextOccurrence(t, now) });
       if (patch.enabled === false) this.ctx.runs.skipWaiting(id, "paused");
+      if (approval !== undefined) next.approved = this.approved(a, next, store.triggers(id), approval);
       store.saveAutomation(next);
       return next;
     });
     this.runs.changed();
     return updated;
+  }
+
+  /** Records that the user approved `id` as it is (task_run of one never approved), with the key they were asked. */
+  recordApproval(id: string, approval: string): Automation {
+    return this.ctx.store.transaction(() => {
+      const a = this.require(id);
+      const approved: Automation = { ...a, approved: this.approved(a, a, this.ctx.store.triggers(a.id), approval) };
+      this.ctx.store.saveAutomation(approved);
+      return approved;
+    });
   }
 
   delete(id: string): Automation {
@@ -133,9 +158,18 @@ export class AutomationCatalog {
     return a;
   }
 
-  addTriggers(id: string, triggers: Trigger[], webhooks: NewWebhooks = new Map()): void {
-    this.ctx.store.transaction(() => {
-      this.require(id);
+  /** Stores new triggers; `approval` as for update. The kinds' checks against other triggers run again here (recheckTriggers). */
+  addTriggers(id: string, triggers: Trigger[], webhooks: NewWebhooks = new Map(), approval?: string): void {
+    const { store } = this.ctx;
+    store.transaction(() => {
+      const a = this.require(id);
+      try {
+        recheckTriggers(triggers, (other) => store.triggers(other).map((t) => t.spec));
+      } catch (error) {
+        if (error instanceof TriggerSpecError) throw new AutomationRefusal(`${error.message} Nothing was stored.`);
+        throw error;
+      }
+      if (approval !== undefined) store.saveAutomation({ ...a, approved: this.approved(a, a, [...store.triggers(a.id), ...triggers], approval) });
       for (const t of triggers) this.ctx.store.saveTrigger(t);
       this.saveWebhooks(webhooks, this.ctx.clock.now());
     });
@@ -196,6 +230,15 @@ export class AutomationCatalog {
     const a = this.get(id);
     if (!a) throw new AutomationRefusal(`No automation "${id}" in this project. task_list shows their ids.`);
     return a;
+  }
+
+  /** The approval to record for `next` (with `triggers`); a key for another definition than this one is refused. */
+  private approved(before: Pick<Automation, "id" | "title" | "approved">, next: Automation, triggers: Pick<Trigger, "spec">[], approval: string): Approval {
+    const { key, ...recorded } = nextApproval(before, approvedDefinition(next, triggers.map((t) => t.spec)));
+    if (approval !== USER_APPROVAL && approval !== key) {
+      throw new AutomationRefusal(`Automation ${before.id} "${before.title}" changed while the user was being asked; nothing was stored. Call again: the user is asked about what it is now.`);
+    }
+    return recorded;
   }
 
   private saveWebhooks(webhooks: NewWebhooks, now: number): void {

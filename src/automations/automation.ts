@@ -4,6 +4,7 @@ import type { Step, StepResult } from "./step-spec.ts";
 import type { RunStatus } from "./run-status.ts";
 import type { AutomationBudget } from "./automation-budget.ts";
 import type { Spend } from "../cost/spend.ts";
+import type { Approval } from "./approved-version.ts";
 
 /** When the report-to session hears about a run. */
 export type NotifyPolicy = "always" | "on_change" | "on_failure" | "never";
@@ -63,6 +64,8 @@ export type Automation = {
   budget?: AutomationBudget;
   /** "worktree": each run's child works in a fresh git worktree of the default branch's latest commit. */
   isolation?: "worktree";
+  /** The definition the user last approved (approved-version.ts); absent: never approved, or approved before the plugin kept it. */
+  approved?: Approval;
 };
 
 /** Why the agent proposed an automation, and who: a conversation's model or a discovery run. */
@@ -138,11 +141,13 @@ export type Run = {
 };
 
 /**
- * Created disabled and never run: the user has not approved it yet (creating it enabled asks),
- * so enabling it or task_run asks first.
+ * Created disabled and never run, with no approval recorded: the user has not approved it yet
+ * (creating it enabled asks), so enabling it or task_run asks first. Its last approval (`approved`)
+ * is what any later change is compared with.
  */
 export function neverApproved(a: Automation): boolean {
   if (a.proposal) return true;
+  if (a.approved) return false;
   return !a.enabled && a.runCount === 0 && a.pausedReason === undefined;
 }
 

@@ -3,6 +3,7 @@ import type { AutomationAccess } from "../automations/automation-access.ts";
 import type { TaskManager } from "../core/task-manager.ts";
 import { isSettled } from "../core/task.ts";
 import { parseRunName } from "../automations/automation.ts";
+import { USER_APPROVAL } from "../automations/approved-version.ts";
 import type { Host } from "../host/host.ts";
 import type { InboxCommand } from "./inbox-command.ts";
 import { changedSinceLooked, proposalVersion } from "../proposals/proposal-version.ts";
@@ -46,7 +47,7 @@ async function applyToAutomation(automations: Automations, command: InboxCommand
       catalog.update(id, { enabled: false });
       return "Paused.";
     case "resume":
-      catalog.update(id, { enabled: true });
+      catalog.update(id, { enabled: true }, USER_APPROVAL); // the user's own act: what it is now is what they resumed
       return "Resumed: it runs at its next trigger time.";
     case "run_now": {
       const { run } = await runs.runNow(catalog.require(id).id);

@@ -2,6 +2,7 @@ import { ProposalRefusal } from "../core/errors.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Automation, Proposal, Trigger } from "../automations/automation.ts";
 import type { AutomationCatalog, AutomationFields, Creator, NewWebhooks } from "../automations/automation-catalog.ts";
+import { USER_APPROVAL } from "../automations/approved-version.ts";
 import { PROPOSAL_EXPIRY_MS, proposalShape, sameProposal, type ProposalShape } from "./proposal-rules.ts";
 import type { DecidedVia, ProposalDecision, ProposalRepository } from "../store/proposal-repository.ts";
 
@@ -85,13 +86,16 @@ export class ProposalService {
     return this.automations.all().filter((a) => a.proposal !== undefined);
   }
 
-  /** Enables it (the caller has the user's approval) and records the decision. */
-  approve(id: string, via: DecidedVia, patch: Partial<AutomationFields> = {}): Automation {
+  /**
+   * Enables it (the caller has the user's approval) and records the decision. `approval`: the key
+   * the user was asked (AutomationCatalog.approvalOf); the dashboard and the CLI are the user's own act.
+   */
+  approve(id: string, via: DecidedVia, patch: Partial<AutomationFields> = {}, approval: string = USER_APPROVAL): Automation {
     this.refuseExpired(id);
     return this.automations.transaction(() => {
       const a = this.requireProposal(id);
       const decision = this.decision(a, "approved", via);
-      const approved = this.automations.update(a.id, { ...patch, enabled: true });
+      const approved = this.automations.update(a.id, { ...patch, enabled: true }, approval);
       this.store.record(decision);
       return approved;
     });

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Automation, Trigger } from "../automations/automation.ts";
+import { canonicalJson } from "../automations/approved-version.ts";
 
 /**
  * The version of a proposal the user looked at: a hash of everything it would do and everything
@@ -16,16 +17,6 @@ export function proposalVersion(a: Automation, triggers: Pick<Trigger, "id" | "s
     triggers: [...triggers].sort((x, y) => (x.id < y.id ? -1 : 1)).map((t) => ({ id: t.id, spec: t.spec })),
   };
   return createHash("sha256").update(canonicalJson(definition)).digest("hex").slice(0, 32);
-}
-
-/** JSON with object keys sorted, so the same definition hashes the same whichever process wrote it. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v ?? null)).join(",")}]`;
-  if (value && typeof value === "object") {
-    const entries = Object.entries(value).filter(([, v]) => v !== undefined).sort(([x], [y]) => (x < y ? -1 : 1));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value ?? null);
 }
 
 /** The refusal when the definition changed between the user's look and the approval being applied. */

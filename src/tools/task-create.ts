@@ -6,7 +6,7 @@ import { allowRunCommand, allowStepCommands, allowTriggerCommands, budgetShape, 
 import { describeTrigger } from "../automations/trigger-spec.ts";
 import { triggerLine } from "../automations/automation-text.ts";
 import { checkRunnable, type Step } from "../automations/step-spec.ts";
-import { refuseRemoteExpectCommand } from "../approval/widening.ts";
+import { refuseRemoteExpectCommand } from "../automations/widening.ts";
 import { budgetText, type AutomationBudget } from "../automations/automation-budget.ts";
 import { ISOLATION_WORDS } from "../proposals/proposal-definition.ts";
 
@@ -37,11 +37,12 @@ export function taskCreateTool({ automations, onCrash, hasWorkers }: AutomationT
       await automations.catalog.checkAgent(fields.agent);
       automations.catalog.checkChannels(fields);
       automations.catalog.checkWorker(fields.worker);
-      if (fields.enabled) await approve(call.ask, args.title, approvalText(fields), triggers.map((t) => describeTrigger(t.spec)), undefined, fields);
+      const approval = automations.catalog.approvalOf({ id, ...fields }, {}, triggers).key;
+      if (fields.enabled) await approve(call.ask, { title: args.title, key: approval }, approvalText(fields), triggers.map((t) => describeTrigger(t.spec)), undefined, fields);
       await allowRunCommand(fields, call, "nothing was stored");
       await allowStepCommands(fields.steps, call, "nothing was stored");
       await allowTriggerCommands(triggers, call, "nothing was stored");
-      const created = automations.catalog.create(id, fields, triggers, { sessionID: call.sessionID, agent: call.agent, model: call.model }, webhooks);
+      const created = automations.catalog.create(id, fields, triggers, { sessionID: call.sessionID, agent: call.agent, model: call.model }, webhooks, undefined, approval);
       const lines = created.triggers.map((t) => `- ${t.id}: ${triggerLine(t)}`);
       return [
         `Created automation ${id} "${args.title}" (${fields.enabled ? "enabled" : "paused"}; notify ${fields.notify}). Results report to this session.`,
@@ -51,6 +52,9 @@ export function taskCreateTool({ automations, onCrash, hasWorkers }: AutomationT
     },
   });
 }
+
+/** The automation asked about: its title, and the key of the version being approved (AutomationCatalog.approvalOf). */
+export type ApprovalSubject = { title: string; key: string };
 
 /** What is approved besides the work: the limits on its spend and where its runs write. */
 export type ApprovalBounds = { budget?: AutomationBudget; isolation?: "worktree" };
@@ -71,14 +75,14 @@ function boundLines(a: ApprovalBounds): string[] {
  * OpenCode's own permission prompt; a config `"background_automation": "allow"` skips it. `bounds`
  * also go into the metadata as fields of their own (clients that list prompts show them).
  */
-export async function approve(ask: ((input: never) => Promise<void>) | undefined, title: string, prompt: string, triggers: string[], outcome = "nothing was stored", bounds: ApprovalBounds = {}) {
+export async function approve(ask: ((input: never) => Promise<void>) | undefined, subject: ApprovalSubject, prompt: string, triggers: string[], outcome = "nothing was stored", bounds: ApprovalBounds = {}) {
+  const { title, key } = subject;
   if (!ask) return;
   try {
-    // "Always" covers this automation's title, not every automation the session may create later.
-    // OpenCode's rules have no escape: a title with * or ? would be a wildcard rule ("*": all), so it gets none.
-    const always = /[*?]/.test(title) ? [] : [title];
+    // "Always" covers this automation at this definition (its id, version and hash: approvalKey), never its title.
+    const always = [key];
     const metadata = { title, prompt, triggers, ...(bounds.budget ? { budget: budgetText(bounds.budget) } : {}), ...(bounds.isolation ? { isolation: bounds.isolation } : {}) };
-    await ask({ permission: APPROVAL_PERMISSION, patterns: [title], always, metadata } as never);
+    await ask({ permission: APPROVAL_PERMISSION, patterns: [key], always, metadata } as never);
   } catch (error) {
     throw new AutomationRefusal(`The user rejected automation "${title}"; ${outcome}. (${errorMessage(error)})`);
   }

@@ -20,9 +20,10 @@ export function taskTriggerAddTool({ automations, onCrash }: AutomationToolDeps)
       const triggers = automations.catalog.parseTriggers([input], a.id);
       const webhooks = await automations.catalog.prepareEventTriggers(triggers);
       // A new trigger makes an approved automation run at new times or on new events: the user says yes again.
-      if (!neverApproved(a)) await approve(call.ask, a.title, `Changes: new trigger ${describeTrigger(triggers[0]!.spec)}`, [describeTrigger(triggers[0]!.spec)], "the trigger was not added");
+      const approval = neverApproved(a) ? undefined : automations.catalog.approvalOf(a, {}, triggers).key;
+      if (approval) await approve(call.ask, { title: a.title, key: approval }, `Changes: new trigger ${describeTrigger(triggers[0]!.spec)}`, [describeTrigger(triggers[0]!.spec)], "the trigger was not added");
       await allowTriggerCommands(triggers, call, "the trigger was not added");
-      automations.catalog.addTriggers(a.id, triggers, webhooks);
+      automations.catalog.addTriggers(a.id, triggers, webhooks, approval);
       return [`Added trigger ${triggers[0]!.id} (${triggerLine(triggers[0]!)}) to ${a.id}.`, ...webhookLines(triggers, webhooks)].join("\n");
     },
   });

@@ -5,7 +5,8 @@ import { neverApproved, type Automation } from "../automations/automation.ts";
 import { stateText } from "../automations/automation-text.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
 import { approvalText, approve, refuseRemoteCommand } from "./task-create.ts";
-import { wideningChanges } from "../approval/widening.ts";
+import { changesSince, settingLines, wideningChanges } from "../automations/widening.ts";
+import type { ApprovedDefinition } from "../automations/approved-version.ts";
 import type { AutomationFields } from "../automations/automation-catalog.ts";
 import type { Automations } from "../automations/automation-layer.ts";
 import type { CallContext } from "./tool-kit.ts";
@@ -34,20 +35,27 @@ export function taskUpdateTool({ automations, onCrash, hasWorkers }: AutomationT
       automations.catalog.checkChannels(fields, current);
       automations.catalog.checkWorker(fields.worker);
       const approving = fields.enabled === true && current.proposal !== undefined;
-      // Created disabled (or proposed), it was never approved: enabling it is when the user is asked.
+      // What it will be after this call, and the key the user is asked for it ("always" covers that version only).
+      const next = automations.catalog.approvalOf(current, fields);
+      const subject = { title: current.title, key: next.key };
+      const triggers = automations.catalog.triggers(current.id).map((t) => describeTrigger(t.spec));
+      const bounds = { budget: "budget" in fields ? fields.budget : current.budget, isolation: "isolation" in fields ? fields.isolation : current.isolation };
+      let approved: string | undefined;
+      // Created disabled (or proposed), it was never approved: enabling it is when the user is asked, with all of it.
       if (fields.enabled && neverApproved(current)) {
-        // What it will be once enabled: this call's changes over the stored definition.
-        const bounds = { budget: "budget" in fields ? fields.budget : current.budget, isolation: "isolation" in fields ? fields.isolation : current.isolation };
-        const work = approvalText({ prompt: fields.prompt ?? current.prompt, steps: fields.steps ?? current.steps, ...bounds });
         const outcome = approving ? "it stays a proposal, unchanged" : "it stays disabled and unchanged";
-        await approve(call.ask, current.title, work, automations.catalog.triggers(current.id).map((t) => describeTrigger(t.spec)), outcome, bounds);
+        await approve(call.ask, subject, [approvalText(next.definition), ...settingLines(next.definition)].join("\n"), triggers, outcome, bounds);
+        approved = next.key;
       }
       checkRunnable({ ...current, ...fields });
       refuseRemoteCommand({ ...current, ...fields });
-      // Approved once, it does not keep the approval for more: what it would newly do is asked again.
-      const widening = neverApproved(current) ? [] : wideningChanges(current, fields);
-      if (widening.length > 0) {
-        await approve(call.ask, current.title, `Changes: ${widening.join("\n")}`, automations.catalog.triggers(current.id).map((t) => describeTrigger(t.spec)), "the automation is unchanged");
+      // Approved once, it does not keep the approval for more: what it would newly do is asked again;
+      // enabling a paused one asks with everything that changed since the version the user approved.
+      const changes = neverApproved(current) ? [] : fields.enabled && !current.enabled ? changedSinceApproval(current, next.definition) : wideningChanges(current, fields);
+      if (changes.length > 0) {
+        const since = fields.enabled && !current.enabled ? `Changes since the approved version${current.approved ? ` (v${current.approved.version})` : ""}` : "Changes";
+        await approve(call.ask, subject, `${since}: ${changes.join("\n")}`, triggers, fields.enabled && !current.enabled ? "it stays paused and unchanged" : "the automation is unchanged");
+        approved = next.key;
       }
       if (approving) await allowProposalCommands(automations, current, fields, call);
       else {
@@ -56,13 +64,18 @@ export function taskUpdateTool({ automations, onCrash, hasWorkers }: AutomationT
       }
       const reportTo = args.report_here ? { sessionID: call.sessionID, agent: call.agent, model: call.model } : undefined;
       if (approving) {
-        const a = automations.proposals.approve(current.id, "conversation", { ...fields, ...(reportTo ? { reportTo } : {}) });
+        const a = automations.proposals.approve(current.id, "conversation", { ...fields, ...(reportTo ? { reportTo } : {}) }, approved);
         return `Approved proposal ${a.id} "${a.title}": ${stateText(a)}; it runs at its triggers and reports to ${a.reportTo === call.sessionID ? "this session" : `session ${a.reportTo}`}.`;
       }
-      const a = automations.catalog.update(current.id, { ...fields, reportTo });
+      const a = automations.catalog.update(current.id, { ...fields, reportTo }, approved);
       return `Updated automation ${a.id} "${a.title}": ${stateText(a)}.`;
     },
   });
+}
+
+/** An approved automation's changes since that approval; all of it when the approval was given before the plugin kept it. */
+function changedSinceApproval(current: Automation, next: ApprovedDefinition): string[] {
+  return current.approved ? changesSince(current.approved.definition, next) : [approvalText(next), ...settingLines(next)];
 }
 
 /** A proposal's commands were never put to the user: approving it asks for each, as task_create does. */

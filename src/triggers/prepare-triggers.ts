@@ -34,6 +34,21 @@ export async function prepareTriggers(triggers: { id: string; automationId: stri
   return webhooks;
 }
 
+/**
+ * The kinds' checks against the other stored triggers, again: call inside the transaction that
+ * stores `triggers`, with lookups that read the store now. Throws TriggerSpecError "triggers[i]: ...".
+ */
+export function recheckTriggers(triggers: { automationId: string; spec: TriggerSpec }[], specsOf: TriggerLookups["specsOf"]): void {
+  for (const [i, trigger] of triggers.entries()) {
+    try {
+      (kindOf(trigger.spec) as TriggerKind).recheck?.(trigger.spec, { automationId: trigger.automationId, specsOf });
+    } catch (error) {
+      if (error instanceof TriggerSpecError) throw new TriggerSpecError(`triggers[${i}]: ${error.message}`);
+      throw error;
+    }
+  }
+}
+
 function context(automationId: string, look: TriggerLookups, namesInThisCall: string[]): PrepareContext {
   return {
     automationId,

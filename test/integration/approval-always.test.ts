@@ -59,7 +59,8 @@ describe("what an always answer stores (real host)", () => {
 
   it("'always' on an automation titled \"*\" approves nothing else: the next automation is still asked", async () => {
     const star = await create({ title: "*", prompt: "look at CI" }, () => "always");
-    assert.deepEqual(star.prompts.map((p) => [p.permission, alwaysOf(p)]), [["background_automation", []]]);
+    assert.deepEqual(star.prompts.map((p) => p.permission), ["background_automation"]);
+    assert.match(alwaysOf(star.prompts[0]!).join(), /^au[0-9a-f]+@v1-[0-9a-f]{12}$/, "its id and version: no wildcard");
     const next = await create({ title: "something else", prompt: "mail the keys somewhere" }, () => "reject");
     assert.deepEqual(next.prompts.map((p) => p.permission), ["background_automation"], "asked, not covered by the first always");
     assert.match(next.out, /rejected automation "something else"/);

@@ -52,7 +52,7 @@ describe("proposals on the real host", () => {
     });
     const asked = await waitUntil(async () => (await pendingPermissions(stack)).find((p) => p.sessionID === parent), { timeoutMs: 15_000, what: "permission prompt" });
     assert.equal(asked.permission, "background_automation");
-    assert.deepEqual(asked.patterns, ["watch the deploy"]);
+    assert.match(asked.patterns.join(), new RegExp(`^${id}@v1-[0-9a-f]{12}$`), "its id and the version approved (issue 33), never its title");
     assert.equal(runsOf(id).length, 0, `nothing runs before the user answers: ${JSON.stringify(runsOf(id))} ${JSON.stringify(queryDb(dbPath, "SELECT enabled, proposal, run_count FROM automations WHERE id = ?", id))}`);
     await answerPermission(stack, asked.id, "once");
     const approved = await waitUntil(async () => (await toolOutputs(stack, parent, "task_update"))[0], { timeoutMs: 15_000, what: "task_update output" });

@@ -23,6 +23,9 @@ function setup() {
   return { f, call, asked, automationPrompts };
 }
 
+/** What enabling or running one never approved shows after its work and bounds. */
+const SETTINGS = "agent: general\nmodel: the default model\nworker: local\nreport: session\nnotify: on_change";
+
 const BOUNDED = { budget: { usd_per_run: 0.5, usd_per_day: 2 }, isolation: "worktree" };
 
 describe("what the user approves shows an automation's budget and isolation", () => {
@@ -37,7 +40,7 @@ describe("what the user approves shows an automation's budget and isolation", ()
     await call("task_update", { id, enabled: true });
     const [prompt] = automationPrompts();
     assert.ok(prompt, "approving asked");
-    assert.equal(prompt.metadata.prompt, "fix the build\nbudget: $0.500 per run, $2.00 per day\nisolation: worktree (each run in a fresh git worktree of the default branch, on its own branch (none left when it changed nothing); your checkout is not touched)");
+    assert.equal(prompt.metadata.prompt, `fix the build\nbudget: $0.500 per run, $2.00 per day\nisolation: worktree (each run in a fresh git worktree of the default branch, on its own branch (none left when it changed nothing); your checkout is not touched)\n${SETTINGS}`);
     assert.equal(prompt.metadata.budget, "$0.500 per run, $2.00 per day");
     assert.equal(prompt.metadata.isolation, "worktree");
     assert.equal(f.catalog.get(id)!.enabled, true);
@@ -59,7 +62,7 @@ describe("what the user approves shows an automation's budget and isolation", ()
     const created = await call("task_create", { title: "later", prompt: "check later", enabled: false, budget: { tokens_per_run: 20000 } });
     const id = /automation (au\w+)/.exec(created)![1]!;
     await call("task_run", { id });
-    assert.equal(automationPrompts().at(-1)!.metadata.prompt, "check later\nbudget: 20.0k tokens per run");
+    assert.equal(automationPrompts().at(-1)!.metadata.prompt, `check later\nbudget: 20.0k tokens per run\n${SETTINGS}`, "and how it runs and reports (issue 33)");
     await call("task_create", { title: "plain", prompt: "just this" });
     assert.equal(automationPrompts().at(-1)!.metadata.prompt, "just this");
     assert.equal(automationPrompts().at(-1)!.metadata.budget, undefined);

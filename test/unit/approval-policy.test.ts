@@ -2,7 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { startedAutomations, PARENT, MODEL } from "../helpers/automation-fixture.ts";
 import { automationTools } from "../../src/tools/build-tools.ts";
-import { wideningChanges } from "../../src/approval/widening.ts";
+import { wideningChanges } from "../../src/automations/widening.ts";
 import type { Automation } from "../../src/automations/automation.ts";
 
 type Ask = { permission: string; patterns: string[]; always: string[] };
@@ -27,10 +27,13 @@ function setup() {
 }
 
 describe("the approval policy for automations (issue 22)", () => {
-  it("'always' for an automation covers its own title, not every later automation", async () => {
+  it("'always' for an automation covers its id and approved version, not its title (issue 33: approval-versions.test.ts)", async () => {
     const { call, asked } = setup();
-    await call("task_create", { title: "nightly check", prompt: "look at CI" });
-    assert.deepEqual(asked.map((a) => [a.permission, a.patterns, a.always]), [["background_automation", ["nightly check"], ["nightly check"]]]);
+    const id = (await call("task_create", { title: "nightly check", prompt: "look at CI" })).match(/automation (au\w+)/)![1]!;
+    const key = new RegExp(`^${id}@v1-[0-9a-f]{12}$`);
+    assert.deepEqual(asked.map((a) => a.permission), ["background_automation"]);
+    assert.match(asked[0]!.patterns.join(), key);
+    assert.match(asked[0]!.always.join(), key);
   });
 
   it("changing an approved automation's prompt or agent asks again; refused, nothing changes", async () => {

@@ -188,7 +188,7 @@ describe("steps in the task_* tools", () => {
     const { call, asked, runToEnd } = setup();
     const out = await call("task_create", { title: "tests pass", steps: [{ name: "pull", run: "true", timeout: "2m" }, { name: "test", run: "echo 12 passing", timeout: "10m", continue_on_error: false }] });
     const id = out.match(/automation (au\w+)/)![1]!;
-    assert.deepEqual(asked.map((a) => [a.permission, a.patterns[0]]), [["background_automation", "tests pass"], ["bash", "true"], ["bash", "echo 12 passing"]]);
+    assert.deepEqual(asked.map((a) => [a.permission, a.patterns[0]!.replace(/-[0-9a-f]{12}$/, "")]), [["background_automation", `${id}@v1`], ["bash", "true"], ["bash", "echo 12 passing"]]);
     await runToEnd(id);
     const read = await call("task_read", { id });
     assert.match(read, /prompt: none \(steps only: no model runs\)\nsteps \(sh -c in the project, in order\):\n- pull: `true` \(timeout 2m\)\n- test: `echo 12 passing` \(timeout 10m\)/);
@@ -213,7 +213,7 @@ describe("steps in the task_* tools", () => {
     asked.length = 0;
     assert.match(await call("task_update", { id, steps: [{ name: "a", run: "echo a" }, { name: "b", run: "echo b" }] }), /Updated/);
     // A new step widens an approved automation: the user is asked for it (background_automation), then bash for its command alone.
-    assert.deepEqual(asked.map((a) => [a.permission, a.patterns[0]]), [["background_automation", "t"], ["bash", "echo b"]]);
+    assert.deepEqual(asked.map((a) => [a.permission, a.patterns[0]!.replace(/-[0-9a-f]{12}$/, "")]), [["background_automation", `${id}@v2`], ["bash", "echo b"]]);
     refuseWhen((input) => input.permission === "bash");
     assert.match(await call("task_update", { id, steps: [{ name: "c", run: "echo c" }] }), /not allowed \(bash permission\); the automation is unchanged/);
     assert.deepEqual(f.autoStore.automation(id)!.steps!.map((s) => s.name), ["a", "b"]);

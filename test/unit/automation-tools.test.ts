@@ -47,8 +47,8 @@ describe("task_* tools", () => {
     assert.match(out, /every 30m, next 20\d\d-/);
     assert.match(out, /cron 0 9 \* \* 1-5 \(Europe\/Paris\), next .*T0[78]:00:00Z/);
     assert.deepEqual((asked[0] as { permission: string; patterns: string[] }).permission, "background_automation");
-    assert.deepEqual((asked[0] as { patterns: string[] }).patterns, ["nightly"]);
     const id = out.match(/automation (au\w+)/)![1]!;
+    assert.match((asked[0] as { patterns: string[] }).patterns.join(), new RegExp(`^${id}@v1-[0-9a-f]{12}$`), "the automation's id and approved version, not its title");
     assert.match(await call("task_list", {}), new RegExp(`${id} "nightly": enabled; every 30m, cron .*; next 20.*; never run`));
     assert.match(await call("task_read", { id }), /Recent runs \(newest first\):\n- none yet/);
     assert.equal(f.children().length, 0);

@@ -2,7 +2,7 @@ import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { automationFixture, tempDb, PARENT, MODEL } from "../helpers/automation-fixture.ts";
 import { automationTools } from "../../src/tools/build-tools.ts";
-import { wideningChanges } from "../../src/approval/widening.ts";
+import { wideningChanges } from "../../src/automations/widening.ts";
 import type { Automation } from "../../src/automations/automation.ts";
 
 type Asked = { permission: string; metadata: { prompt: string } };

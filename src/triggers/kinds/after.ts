@@ -37,16 +37,22 @@ export const afterKind = defineKind<AfterSpec, "event">({
   },
   describe: (spec) => `after each run of ${spec.after}${spec.on === "any" ? "" : ` that ${spec.on === "success" ? "succeeds" : "fails"}`}`,
   prepare: (spec, ctx) => {
-    const cycle = cycleThrough(spec.after, ctx);
-    if (cycle) {
-      throw new TriggerSpecError(`"after": "${spec.after}" would make a cycle: ${cycle.join(" -> ")}; the runs would fire each other forever. Chain to an automation that does not wait for ${ctx.automationId}.`);
-    }
+    refuseCycle(spec, ctx);
     if (!ctx.automationExists(spec.after)) {
       throw new TriggerSpecError(`"after": "${spec.after}" is not an automation of this project; give the id of one (task_list shows them).`);
     }
   },
+  // Two calls in one response (A after B, B after A) each pass prepare: the one stored second is refused here.
+  recheck: (spec, ctx) => refuseCycle(spec, ctx),
   start: async (spec, ctx): Promise<RunningSource> => startAfterSource(spec, ctx),
 });
+
+function refuseCycle(spec: AfterSpec, ctx: Pick<PrepareContext, "automationId" | "specsOf">): void {
+  const cycle = cycleThrough(spec.after, ctx);
+  if (cycle) {
+    throw new TriggerSpecError(`"after": "${spec.after}" would make a cycle: ${cycle.join(" -> ")}; the runs would fire each other forever. Chain to an automation that does not wait for ${ctx.automationId}.`);
+  }
+}
 
 /**
  * The cycle that `automationId` waiting for `upstream` would close, in firing order

@@ -64,6 +64,12 @@ export type TriggerKind<Spec extends { kind: string } = { kind: string }, Timing
   inFull?(spec: Spec): { text: string; exact?: string[] };
   /** Lookups and claims before storing (a webhook's name, a repository, a cycle); may change the spec; throws TriggerSpecError. */
   prepare?(spec: Spec, ctx: PrepareContext): Promise<Prepared> | Prepared;
+  /**
+   * The checks of `prepare` that read other stored triggers, again inside the transaction that
+   * stores this one (synchronous): two calls that each passed `prepare` may not both be stored
+   * when together they break the rule (two `after` triggers closing a cycle). Throws TriggerSpecError.
+   */
+  recheck?(spec: Spec, ctx: Pick<PrepareContext, "automationId" | "specsOf">): void;
   /** Commands it will run that the user's bash permission must allow first. */
   commands?(spec: Spec): CommandNeed[];
   /** Starts its source (importing its module now, not at plugin start). */
