@@ -88,6 +88,8 @@ type Built = Awaited<ReturnType<typeof build>>;
  */
 async function build(input: PluginInput, rawOptions: unknown, host: Host, onCrash: OnCrash) {
   const clock = systemClock;
+  // Real-host tests shorten the task and run leases (never an option a user sets): the claims' lengths live in core/claims.ts LEASES.
+  const leaseMs = Number(process.env.OPENCODE_ERRANDS_LEASE_MS) || undefined;
   const options = parseOptions(rawOptions);
   const store = Store.open({ path: options.dbPath || defaultDbPath(), projectId: projectIdOf(input) });
   rememberDirectory(store, input, onCrash);
@@ -117,6 +119,7 @@ async function build(input: PluginInput, rawOptions: unknown, host: Host, onCras
     placement: workers?.placement,
     // One name for this instance in every claim it takes (notifications here, and the store's other tables).
     claimer: store.holder,
+    ...(leaseMs ? { taskLeaseMs: leaseMs } : {}),
     spend,
     worktrees: worktreeSupport(input.directory, () => worktreesRoot(dataDirOf(options), store.projectId), (directory) => warmDirectory(input.client, directory)),
   });
@@ -125,6 +128,7 @@ async function build(input: PluginInput, rawOptions: unknown, host: Host, onCras
   const automations = options.automations ? new LazyAutomations({
     build: async () => (await import("./plugin/build-automations.ts")).buildAutomations({
       store, manager, host: local, clock, directory: input.directory, filesWrittenBy: (taskId) => manager.hooks.filesWritten(taskId), onCrash,
+      ...(leaseMs ? { runLeaseMs: leaseMs } : {}),
     }, options),
     wanted: () => options.discovery !== false || store.hasAutomations(),
     onCrash,

@@ -1,6 +1,7 @@
 import type { ChannelSink } from "../channels/channel-sink.ts";
 import type { Clock } from "../core/clock.ts";
 import { errorMessage } from "../core/errors.ts";
+import { LEASES, newClaimer } from "../core/claims.ts";
 import type { TaskManager } from "../core/task-manager.ts";
 import type { Host } from "../host/host.ts";
 import type { AutomationRepository } from "../store/automation-repository.ts";
@@ -28,12 +29,19 @@ export type AutomationConfig = {
   workerNames?: string[];
   /** Put the project's git state before every run's prompt (option workspaceContext). */
   workspaceContext: boolean;
+  /** This instance in run claims (the store's holder); default a fresh one. */
+  holder?: string;
+  /** How long a run's claim keeps others out without a renewal; default LEASES.runMs (tests shorten it). */
+  runLeaseMs?: number;
 };
 
 /** What every part of the automation layer shares: the store, the core's public API, the host, time. */
 export class AutomationContext {
   /** Every write of a run row: status moves go through the run state machine. */
   readonly runs: RunRows;
+  /** This instance in run claims: it holds the runs it starts until they end. */
+  readonly holder: string;
+  readonly runLeaseMs: number;
 
   constructor(
     readonly store: AutomationRepository,
@@ -45,6 +53,8 @@ export class AutomationContext {
     readonly spend?: SpendPort,
   ) {
     this.runs = new RunRows(store);
+    this.holder = config.holder ?? newClaimer();
+    this.runLeaseMs = config.runLeaseMs ?? LEASES.runMs;
   }
 
   /** Runs after the current synchronous work (e.g. a settle transaction) has committed. */

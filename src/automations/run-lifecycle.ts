@@ -40,6 +40,7 @@ export class RunLifecycle {
   readonly sources: EventSources | undefined;
   private lastPurge = 0;
   private stopped = false;
+  private sweeping = false;
 
   constructor(private ctx: AutomationContext, parts: RunLifecycleParts = {}) {
     this.recorder = new RunRecorder(ctx, {
@@ -56,6 +57,8 @@ export class RunLifecycle {
 
   /** Call once the core has started (its recovery may settle runs): ends runs cut off by a crash, then schedules. */
   start(): void {
+    if (!this.sweeping) this.ctx.manager.onSweep(() => this.sweepRuns());
+    this.sweeping = true;
     this.recoverRuns();
     this.scheduler.start();
     this.sources?.sync();
@@ -190,6 +193,22 @@ export class RunLifecycle {
     if (config.retentionMs === undefined || clock.now() - this.lastPurge < 3600_000) return;
     this.lastPurge = clock.now();
     store.purgeRunsOlderThan(clock.now() - config.retentionMs);
+  }
+
+  /**
+   * The claim sweep (every live process, a third of a lease apart): renews the runs this process
+   * holds, and ends the runs a gone process stranded, in any automation, paused ones too, whether
+   * or not it fires again. A read first: the write lock is taken only when some run is active.
+   */
+  private sweepRuns(): void {
+    if (this.stopped) return;
+    const { store, clock } = this.ctx;
+    store.runClaims.renew(this.ctx.holder, clock.now());
+    const active = store.runClaims.automationsWithActiveRuns();
+    if (active.length === 0) return;
+    store.transaction(() => {
+      for (const id of active) this.recorder.endStrandedRuns(id);
+    });
   }
 
   /** Runs cut off by a crash, or whose task settled unseen, are ended (see RunRecorder.endStrandedRuns). */

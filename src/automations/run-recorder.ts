@@ -6,8 +6,9 @@ import { decideNotify, type RunOutcome } from "./notify-policy.ts";
 import { firedByText, firstLine, pausedLine, pausedText, runNoticeLine, runNotificationText } from "./automation-text.ts";
 import { resultWithBranch, type ChannelNotice } from "../channels/channel-message.ts";
 import { branchLeftBy } from "./run-worktree.ts";
+import { claimLive } from "../core/claims.ts";
 
-/** A run still `starting` this long after it was claimed was cut off by a crash (a launch takes ~1 s). */
+/** A run still `starting` this long after it was claimed, without a holder (written before run claims), was cut off by a crash (a launch takes ~1 s). */
 const STALE_START_MS = 120_000;
 
 /** Who hears of a finished run: the report-to session, channels, an extra notice, and the note for the history row. */
@@ -165,16 +166,31 @@ export class RunRecorder {
         this.finish(run, { status, result: task.result, error: task.error }, task.id);
         return false;
       }
-      if (!task && run.status === "starting" && clock.now() - run.createdAt > STALE_START_MS) {
-        this.finish(run, { status: "error", error: "OpenCode stopped before the run started" }, undefined);
+      const lost = task ? undefined : this.lostHolder(run);
+      if (lost !== undefined && run.status === "starting") {
+        this.finish(run, { status: "error", error: `OpenCode stopped before the run started${lost ? ` (the process that claimed it, ${lost}, is gone or stopped renewing its claim)` : ""}` }, undefined);
         return false;
       }
+      if (task && !settled) this.ctx.store.runClaims.claim(run.id, this.ctx.holder, clock.now(), this.ctx.runLeaseMs); // its holder is gone: the run follows its task here
       if (!task && run.status === "running" && run.stepsBy !== undefined && !this.hooks.stepsRunning(run)) {
         this.finish(run, { status: "error", error: interruptedText(run) }, undefined);
         return false;
       }
       return true;
     });
+  }
+
+  /**
+   * The holder of a run without a task that can no longer launch it: its name ("" for a row
+   * claimed before run claims, once STALE_START_MS has passed); undefined while the run is ours
+   * or its holder's claim is live.
+   */
+  private lostHolder(run: Run): string | undefined {
+    const { clock, store } = this.ctx;
+    const claim = store.runClaims.holder(run.id);
+    if (!claim) return clock.now() - run.createdAt > STALE_START_MS ? "" : undefined;
+    if (claim.by === this.ctx.holder || claimLive(claim, clock.now(), this.ctx.runLeaseMs)) return undefined;
+    return claim.by;
   }
 }
 

@@ -55,6 +55,7 @@ export class RunStarter {
     }
     const run = runs.insert({ ...base, runNo: a.runCount + 1, startedAt: now });
     if (run) store.saveAutomation(counted(a, now));
+    if (run) this.hold(run.id);
     return run;
   }
 
@@ -98,10 +99,16 @@ export class RunStarter {
       }
       const now = clock.now();
       this.ctx.runs.move(waiting.id, "starting", { runNo: a.runCount + 1, startedAt: now });
+      this.hold(waiting.id);
       store.saveAutomation(counted(a, now));
       return store.run(waiting.id);
     });
     if (started) void this.launch(started);
+  }
+
+  /** This process holds the run from `starting` until it ends (renewed by the claim sweep): a crash before its task is saved strands it no longer than a lease. */
+  private hold(runId: number): void {
+    this.ctx.store.runClaims.claim(runId, this.ctx.holder, this.ctx.clock.now(), this.ctx.runLeaseMs);
   }
 
   /**

@@ -26,6 +26,8 @@ export type AutomationDeps = {
   /** Where event triggers' sources come from (tests and benchmarks give their own). */
   loaders?: SourceLoaders;
   onCrash: (message: string, error: unknown) => void;
+  /** A run's lease (real-host tests shorten it); default LEASES.runMs. */
+  runLeaseMs?: number;
 };
 
 type Startable = { start(): void; stop(): void };
@@ -48,6 +50,8 @@ export async function buildAutomations(deps: AutomationDeps, options: Options): 
     directory,
     workspaceContext: options.workspaceContext,
     workerNames: options.workers.map((w) => w.name),
+    holder: deps.store.holder,
+    ...(deps.runLeaseMs ? { runLeaseMs: deps.runLeaseMs } : {}),
   }, channels, {
     flush: () => deps.store.spend.flush(),
     machineToday: (now) => dailyBudgetState(deps.store.spend, options, now),

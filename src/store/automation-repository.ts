@@ -2,6 +2,7 @@ import type { SqliteDatabase, SqliteStatement, SqlValue } from "./sqlite-driver.
 import type { Automation, Run, RunStatus, Trigger } from "../automations/automation.ts";
 import { AUTOMATION_COLUMNS, automationToParams, rowToAutomation, rowToRun, rowToTrigger, specToJson } from "./automation-rows.ts";
 import { StatementCache } from "./statement-cache.ts";
+import { RunClaims } from "./run-claims.ts";
 import type { Spend } from "../cost/spend.ts";
 
 const UPSERT_AUTOMATION = `INSERT INTO automations (${AUTOMATION_COLUMNS.join(", ")})
@@ -50,7 +51,12 @@ const FIRST_RUN_TASKS = `SELECT r.task_id, r.spent_before FROM automation_runs r
 export class AutomationRepository {
   private statements = new StatementCache();
 
-  constructor(private db: SqliteDatabase, readonly projectId: string) {}
+  /** Who holds each active run (run-claims.ts). */
+  readonly runClaims: RunClaims;
+
+  constructor(private db: SqliteDatabase, readonly projectId: string) {
+    this.runClaims = new RunClaims(db, projectId);
+  }
 
   transaction<T>(fn: () => T): T {
     return this.db.transaction(fn);
