@@ -16,7 +16,7 @@ describe("runs stranded by a process that died", () => {
     const now = f.clock.now();
     const run = f.autoStore.insertRun({ automationId, firedBy: "manual", status: "starting", runNo: 1, createdAt: now, startedAt: now })!;
     // What the dead process left: its claim on the row (as RunStarter.admit writes it).
-    f.store.db.prepare("UPDATE automation_runs SET claimed_by = ?, claimed_at = ? WHERE id = ?").run(holder, now, run.id);
+    assert.equal(f.autoStore.runClaims.claim(run.id, holder, now), true);
     return run;
   }
 
