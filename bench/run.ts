@@ -64,6 +64,8 @@ const benches: Record<string, () => Promise<void> | void> = {
     const bun = spawnSync("npx", ["bun", "bench/cost.ts"], { stdio: "inherit" });
     if (bun.status !== 0) throw new Error("the cost benchmark under Bun failed");
   },
+  // Many frequent automations on one real OpenCode for 30 min: RSS slope, bytes per run, the database leveling off (bench/steady.ts).
+  steady: async () => void (await (await import("./steady.ts")).runSteadyBench()),
   "shared-db": async () => {
     await runSharedDbBench();
     const bun = spawnSync("npx", ["bun", "bench/shared-db.ts"], { stdio: "inherit" });

@@ -8,6 +8,7 @@ import type { CliArgs } from "./parse-cli-args.ts";
 import type { CliIo } from "./cli-io.ts";
 import { formatTable, type Column } from "./format-table.ts";
 import { stepsBrief } from "../automations/step-text.ts";
+import { runDayLines } from "../automations/run-day-text.ts";
 import { formatSpend } from "../cost/format-spend.ts";
 import type { Spend } from "../cost/spend.ts";
 import { spendKey } from "../store/reads/spend-reads.ts";
@@ -39,13 +40,15 @@ export function runsCommand(reader: ReadModel, args: CliArgs, io: CliIo): void {
   }
   const a = matches[0]!;
   const runs = withSpend(reader, a.projectId, reader.automations.runs(a.projectId, a.id, { limit: 200 }));
-  if (args.json) return io.stdout(JSON.stringify({ automation: a, runs }, null, 2) + "\n");
+  const days = reader.automations.runDays(a.projectId, a.id);
+  if (args.json) return io.stdout(JSON.stringify({ automation: a, runs, foldedDays: days }, null, 2) + "\n");
   const columns = runColumns(a.triggers);
   // Exit codes per step; their output tails are in --json.
   if (runs.some((r) => r.steps?.length)) columns.splice(-1, 0, { header: "STEPS", value: (r) => (r.steps ? stepsBrief(r.steps) : "-"), maxWidth: 60 });
   // Isolated runs: the branch each left its changes on (none: it changed nothing).
   if (runs.some((r) => r.branch)) columns.splice(-1, 0, { header: "BRANCH", value: (r) => r.branch ?? "-" });
-  io.stdout(`${a.id} "${a.title}": ${stateText(a)}\n${runs.length ? formatTable(runs, columns) : "No runs yet.\n"}`);
+  const folded = runDayLines(days).map((line) => `${line}\n`).join("");
+  io.stdout(`${a.id} "${a.title}": ${stateText(a)}\n${runs.length ? formatTable(runs, columns) : "No runs yet.\n"}${folded}`);
 }
 
 type SpentRun = Run & { spend?: Spend };

@@ -19,6 +19,8 @@ import type { Spend } from "../cost/spend.ts";
 import { spendKey } from "../store/reads/spend-reads.ts";
 import { spendText } from "./spend-view.ts";
 import { html, type SafeHtml } from "./html.ts";
+import type { RunDay } from "../store/run-history-fold.ts";
+import { runDayText } from "../automations/run-day-text.ts";
 import { duration, layout, preview, projectName, status, taskHref, time } from "./page-layout.ts";
 
 const NEXT_SHOWN = 3;
@@ -34,6 +36,8 @@ export type AutomationData = {
   waiting: Map<string, number>;
   /** Each run's task's spend with its descendants', by task id. */
   spend: Map<string, Spend>;
+  /** Older quiet runs folded by UTC day (option historyRuns), newest first. */
+  days: RunDay[];
 };
 
 export function readAutomation(reader: ReadModel, project: string, params: URLSearchParams): AutomationData | undefined {
@@ -44,7 +48,10 @@ export function readAutomation(reader: ReadModel, project: string, params: URLSe
   const commands = reader.commands(project, 20).filter((c) => c.targetId === automation.id);
   const waiting = new Map(reader.automations.webhooks(project).filter((w) => w.automationId === automation.id).map((w) => [w.triggerId, w.waiting]));
   const runs = reader.automations.runs(project, automation.id, query);
-  return { automation, runs, chartRuns: reader.automations.runs(project, automation.id, { limit: 60 }), filter, commands: commands.slice(0, 5), waiting, spend: runSpend(reader, project, runs) };
+  return {
+    automation, runs, chartRuns: reader.automations.runs(project, automation.id, { limit: 60 }), filter, commands: commands.slice(0, 5), waiting,
+    spend: runSpend(reader, project, runs), days: reader.automations.runDays(project, automation.id),
+  };
 }
 
 /** A run's spend is its task's, with the tasks it launched. */
@@ -79,8 +86,15 @@ ${a.steps?.length ? html`<h2>Steps</h2>${stepDefinitions(a.steps)}` : ""}
 <h2>Triggers</h2>${triggerTable(a.triggers, a.enabled && a.doneAt === undefined, now, data.waiting)}</div>
 <h2>Durations and outcomes</h2><div id="chart-box" data-live>${durationChart(data.chartRuns, now)}</div>
 <h2>Run history</h2>${filterForm(data, a.triggers)}
-<div id="history" data-live>${runTable(data.runs, a.projectId, now, back, data.spend)}${a.sessionMode === "continue" && data.runs.length ? html`<p class="note">Runs of a continued session share one task: each shows that session's spend so far.</p>` : ""}</div>`;
+<div id="history" data-live>${runTable(data.runs, a.projectId, now, back, data.spend)}${a.sessionMode === "continue" && data.runs.length ? html`<p class="note">Runs of a continued session share one task: each shows that session's spend so far.</p>` : ""}${foldedDays(data.days)}</div>`;
   return layout({ ...frame, liveMain: false, title: a.title, attention: a.proposal || a.pausedReason || a.reportToGoneAt !== undefined ? 1 : 0 }, body);
+}
+
+/** Older quiet runs, one line per automation and UTC day: what the history keeps of them. */
+function foldedDays(days: RunDay[]): SafeHtml | string {
+  if (days.length === 0) return "";
+  return html`<h3>Older quiet runs, by day (UTC)</h3><ul id="folded-days">${days.map((d) => html`<li data-day="${d.day}">${runDayText(d)}</li>`)}</ul>
+<p class="note">Each automation keeps its newest runs (option historyRuns) and every failed or told run whole; older quiet runs are counted here.</p>`;
 }
 
 function controls(a: ProjectAutomation, back: string): SafeHtml {

@@ -2,6 +2,7 @@ import type { Automation, Run, Trigger } from "../../automations/automation.ts";
 import { rowToAutomation, rowToRun, rowToTrigger } from "../automation-rows.ts";
 import type { SqlRow, SqlValue } from "../sqlite-driver.ts";
 import type { ReadConnection } from "./read-connection.ts";
+import { rowToRunDay, type RunDay } from "../run-history-fold.ts";
 
 export type ProjectAutomation = Automation & { projectId: string; triggers: Trigger[]; lastRun?: Run };
 export type ProjectRun = RunWithTask & { projectId: string; title?: string };
@@ -47,6 +48,13 @@ export class AutomationReads {
     params.push(filter.limit ?? 100);
     return this.connection.sql(`SELECT r.*, ${this.taskWorker()} FROM automation_runs r WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`)
       .all(...params).map(toRunWithTask);
+  }
+
+  /** The automation's older quiet runs, folded by UTC day (store/run-history-fold.ts), newest first. */
+  runDays(projectId: string, automationId: string, limit = 30): RunDay[] {
+    if (!this.connection.has("automation_run_days")) return [];
+    return this.connection.sql("SELECT * FROM automation_run_days WHERE project_id = ? AND automation_id = ? ORDER BY day DESC LIMIT ?")
+      .all(projectId, automationId, limit).map(rowToRunDay);
   }
 
   /**
