@@ -10,6 +10,7 @@ import { RunStarter } from "./run-starter.ts";
 import { AutomationSpending } from "./automation-spending.ts";
 import type { EventSources } from "../triggers/event-sources.ts";
 import type { FireResult } from "../triggers/source-loaders.ts";
+import type { RunDay } from "../store/run-history-fold.ts";
 import type { TriggerEvent } from "../triggers/trigger-source.ts";
 
 /** An event's data in a run's prompt: at most this many characters. */
@@ -156,6 +157,11 @@ export class RunLifecycle {
   /** Newest first. */
   runs(automationId: string, limit: number): Run[] {
     return this.ctx.store.runs(automationId, limit);
+  }
+
+  /** Older quiet runs folded by UTC day (option historyRuns), newest first. */
+  runDays(automationId: string, limit: number): RunDay[] {
+    return this.ctx.store.runDays(automationId, limit);
   }
 
   /** Where a run's notice went outside OpenCode, one line per channel. */

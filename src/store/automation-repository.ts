@@ -2,6 +2,7 @@ import type { SqliteDatabase, SqliteStatement, SqlValue } from "./sqlite-driver.
 import type { Automation, Run, RunStatus, Trigger } from "../automations/automation.ts";
 import { AUTOMATION_COLUMNS, automationToParams, rowToAutomation, rowToRun, rowToTrigger, specToJson } from "./automation-rows.ts";
 import { StatementCache } from "./statement-cache.ts";
+import { rowToRunDay, type RunDay } from "./run-history-fold.ts";
 import { RunClaims } from "./run-claims.ts";
 import type { Spend } from "../cost/spend.ts";
 
@@ -194,6 +195,12 @@ export class AutomationRepository {
   runByNumber(automationId: string, runNo: number): Run | undefined {
     const row = this.sql("SELECT * FROM automation_runs WHERE project_id = ? AND automation_id = ? AND run_no = ?").get(this.projectId, automationId, runNo);
     return row && rowToRun(row);
+  }
+
+  /** Older quiet runs folded by UTC day (run-history-fold.ts), newest first. */
+  runDays(automationId: string, limit: number): RunDay[] {
+    return this.sql("SELECT * FROM automation_run_days WHERE project_id = ? AND automation_id = ? ORDER BY day DESC LIMIT ?")
+      .all(this.projectId, automationId, limit).map(rowToRunDay);
   }
 
   /** Retention: history rows that ended before the cutoff go (waiting and active runs stay). */

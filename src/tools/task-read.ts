@@ -6,6 +6,7 @@ import { budgetText } from "../automations/automation-budget.ts";
 import type { Automation } from "../automations/automation.ts";
 import type { Automations } from "../automations/automation-layer.ts";
 import { formatSpend } from "../cost/format-spend.ts";
+import { runDayLines } from "../automations/run-day-text.ts";
 import type { Spend } from "../cost/spend.ts";
 
 export function taskReadTool({ automations, onCrash }: AutomationToolDeps) {
@@ -31,6 +32,7 @@ export function taskReadTool({ automations, onCrash }: AutomationToolDeps) {
         ...(triggers.length ? triggers.map((t) => `- ${t.id}: ${triggerLine(t, automations.runs.waitingDeliveries(t))}`) : ["- none (task_run only)"]),
         "Recent runs (newest first):",
         ...(runs.length ? runs.flatMap((r) => [runLine(r, triggers), ...automations.runs.channelLines(r.id).map((l) => `    ${l}`)]) : ["- none yet"]),
+        ...runDayLines(automations.runs.runDays(a.id, 7)),
       ].join("\n");
     },
   });

@@ -7,6 +7,7 @@ import { ReadModel } from "../../src/store/reads/read-model.ts";
 import { automationPage, readAutomation } from "../../src/dashboard/automation-page.ts";
 import { runDayText } from "../../src/automations/run-day-text.ts";
 import { automationFixture, tempDb } from "../helpers/automation-fixture.ts";
+import { automationTools } from "../../src/tools/build-tools.ts";
 
 const DAY_12 = Date.UTC(2026, 10, 12, 9);
 
@@ -64,6 +65,26 @@ test("the dashboard's automation page lists the folded days under the run histor
     assert.match(body, /<li data-day="2026-11-12">12 Nov( 2026)?: 12 quiet runs \(10 ok, 2 skipped\), \$0\.00<\/li>/);
   } finally {
     reader.close();
+    db.cleanup();
+  }
+});
+
+test("task_read lists the folded days after the recent runs", async () => {
+  const db = tempDb();
+  const f = automationFixture(db.path);
+  try {
+    const id = f.create({ title: "ping", prompt: "say ping", notify: "never", enabled: false }, [{ every: "1m" }]).id;
+    const raw = new Database(db.path);
+    const insert = raw.prepare("INSERT INTO automation_runs (project_id, automation_id, fired_by, status, created_at, ended_at) VALUES ('proj', ?, 'schedule', 'completed', ?, ?)");
+    for (let i = 0; i < 12; i++) insert.run(id, DAY_12 + i, DAY_12 + i + 1);
+    raw.close();
+    const store = Store.open({ path: db.path, projectId: "proj" });
+    store.runHistory.fold({ keepRuns: 10, now: Date.now() });
+    store.close();
+    const read = await automationTools(f.automations, () => {}).task_read!.execute({ id } as never, { sessionID: "ses_p" } as never);
+    assert.match(String(read), /Older quiet runs, folded by day \(UTC; option historyRuns\):\n- 12 Nov( 2026)?: 2 quiet runs \(2 ok\), \$0\.00$/);
+  } finally {
+    f.close();
     db.cleanup();
   }
 });
