@@ -37,8 +37,9 @@ Commands:
   runs     One automation's run history, newest first: runs, skips and missed occurrences,
            with each run's spend (its task's, with the tasks it launched).
   webhooks Webhook triggers: name, URL, automation, deliveries waiting; --show-secret prints
-           the signing secrets. The plugin generates each secret; it is never shown to the
-           model (tool answers say to read it here), and a tool call cannot choose one.
+           the signing secrets (refused inside an OpenCode tool call: AGENT=1 or OPENCODE=1).
+           The plugin generates each secret; it is never shown to the model (tool answers say
+           to read it here), and a tool call cannot choose one.
            set-secret <name> sets your own (at least 16 characters): typed twice without echo
            on a terminal, or read from stdin (a pipe or < file, the final newline dropped).
            Never from the command line, where it would land in your shell history. It refuses

@@ -15,6 +15,9 @@ const MAX_SECRET = 4096;
  */
 export function webhooksCommand(reader: ReadModel, dbPath: string, args: CliArgs, io: CliIo): Promise<number> | undefined {
   if (args.operands[0] === "set-secret") return setSecret(reader, dbPath, args.operands[1]!, io);
+  if (args.showSecret && insideOpenCode(io)) {
+    throw new CliError("Not shown: this runs inside an OpenCode tool call (AGENT or OPENCODE is set), and a webhook's secret must not pass through the model. Run `opencode-errands webhooks --show-secret` in your own terminal.", 1);
+  }
   const hooks = reader.automations.webhooks(args.project).map((h) => (args.showSecret ? h : { ...h, secret: "(hidden: --show-secret)" }));
   if (args.json) return void io.stdout(JSON.stringify(hooks, null, 2) + "\n");
   if (hooks.length === 0) return void io.stdout("No webhooks. A trigger { \"webhook\": \"<name>\" } on an automation makes one.\n");
@@ -28,14 +31,18 @@ export function webhooksCommand(reader: ReadModel, dbPath: string, args: CliArgs
   io.stdout(formatTable(hooks, columns));
 }
 
+/** OpenCode's bash tool sets AGENT=1 and OPENCODE=1: a secret printed or piped in there reaches the model. */
+function insideOpenCode(io: CliIo): boolean {
+  return io.env.AGENT === "1" || io.env.OPENCODE === "1";
+}
+
 /**
  * Reads the secret from stdin: typed twice without echo on a terminal, else the whole input (a
  * pipe or a file) less its final newline. Never from argv: the command line lands in the shell's
  * history and, while it runs, in every local user's `ps`.
  */
 async function setSecret(reader: ReadModel, dbPath: string, name: string, io: CliIo): Promise<number> {
-  // OpenCode's bash tool sets AGENT=1 and OPENCODE=1: the model would know the secret it pipes in.
-  if (io.env.AGENT === "1" || io.env.OPENCODE === "1") {
+  if (insideOpenCode(io)) {
     throw new CliError(`Not set: this runs inside an OpenCode tool call (AGENT or OPENCODE is set), and a webhook's secret must not pass through the model. Run \`opencode-errands webhooks set-secret ${name}\` in your own terminal. Nothing was changed.`, 1);
   }
   if (!reader.automations.webhooks().some((h) => h.name === name)) {

@@ -100,6 +100,12 @@ export class TriggerRepository {
     return row ? { name: String(row.name), projectId: String(row.project_id), triggerId, secret: String(row.secret), createdAt: Number(row.created_at) } : undefined;
   }
 
+  /** Whether `hook` stored a delivery with this id or this signed content already (a replay; insertDelivery's unique indexes). */
+  deliverySeen(hook: Pick<WebhookRow, "triggerId">, d: { deliveryId?: string; contentKey?: string }): boolean {
+    return this.sql("SELECT 1 FROM webhook_deliveries WHERE trigger_id = ? AND (delivery_id = ? OR content_key = ?) LIMIT 1")
+      .get(hook.triggerId, d.deliveryId ?? null, d.contentKey ?? null) !== undefined;
+  }
+
   /**
    * Stores a delivery for `hook`'s project; undefined when that delivery id, or that signed content
    * (`contentKey`, migration 17), was stored already (a replay). The unique indexes decide, so this

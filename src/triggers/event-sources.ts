@@ -191,6 +191,7 @@ export class EventSources {
     const start = await loaders.webhookListener();
     const result = await start({
       ...webhook, log, lookup: (name) => this.deliveries.secretOf(name), accept: (delivery) => this.deliveries.accept(delivery),
+      seen: (delivery) => this.deliveries.seen(delivery),
     });
     if (!result.listening) {
       log("info", `Webhooks: another process serves ${webhook.host}:${webhook.port} (${result.reason}); deliveries it stores are fired here`);

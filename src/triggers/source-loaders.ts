@@ -11,6 +11,7 @@ export type StartWebhookListener = (options: {
   port: number;
   lookup(name: string): { secret: string } | undefined;
   accept(delivery: IncomingDelivery): { status: 202; runId?: number | string; note?: string } | { status: 200; duplicate: true };
+  seen(delivery: Pick<IncomingDelivery, "name" | "deliveryId" | "contentKey">): boolean;
   log(level: "debug" | "info" | "warn" | "error", message: string, extra?: Record<string, unknown>): void;
 }) => Promise<({ listening: true } & WebhookListener) | { listening: false; reason: string }>;
 

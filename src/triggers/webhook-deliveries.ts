@@ -39,6 +39,12 @@ export class WebhookDeliveries {
     return hook?.active ? { secret: hook.secret } : undefined;
   }
 
+  /** The listener's replay check: a delivery id or signed content this hook stored already. */
+  seen(incoming: Pick<IncomingDelivery, "name" | "deliveryId" | "contentKey">): boolean {
+    const hook = this.deps.store.webhook(incoming.name);
+    return hook !== undefined && this.deps.store.deliverySeen(hook, incoming);
+  }
+
   /** The listener's accept: stores the delivery (a seen id or content is a replay), then fires what this project has. */
   accept(incoming: IncomingDelivery): { status: 202; runId?: number | string; note?: string } | { status: 200; duplicate: true } {
     const { store, clock } = this.deps;

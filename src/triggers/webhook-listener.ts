@@ -5,7 +5,8 @@
  *
  * The signature is checked first: a correctly signed delivery counts only against its hook's
  * limit, and requests that fail the check count against their source address's own limit, so a
- * flood of unsigned requests cannot crowd out the signed ones. A name with no (active) hook is
+ * flood of unsigned requests cannot crowd out the signed ones; a signed replay (`seen`) is answered
+ * as a duplicate before it counts, so replays cannot crowd them out either. A name with no (active) hook is
  * checked against a random secret and answered exactly as a wrong signature: a stranger cannot
  * tell which names exist.
  */
@@ -38,6 +39,8 @@ export type WebhookHandlerOptions = {
   lookup(name: string): { secret: string } | undefined | Promise<{ secret: string } | undefined>;
   /** Stores the delivery before it is answered. Throwing answers 500 (logged); the sender retries. */
   accept(delivery: WebhookDelivery): AcceptAnswer | Promise<AcceptAnswer>;
+  /** Whether a signed delivery's id or content was stored already: a replay is answered 200 before it counts against the hook's limit. */
+  seen?(delivery: Pick<WebhookDelivery, "name" | "deliveryId" | "contentKey">): boolean | Promise<boolean>;
   /**
    * Signed deliveries per hook, and refused requests per source address, in any 60 s window;
    * 0 turns the limits off. Default 60.
@@ -136,19 +139,22 @@ export function webhookHandler(options: WebhookHandlerOptions): (req: IncomingMe
       else warnOnce("401 unknown", "webhook request for a name with no active hook refused (401, as a wrong signature)", { from: address });
       return reply(req, res, 401, { error: reason });
     }
-    const wait = signedLimit.take(name, now());
-    if (wait > 0) {
-      warnOnce(`429 ${name}`, `webhook ${name}: deliveries over the rate limit are refused (429)`, { hook: name, ratePerMinute });
-      return tooMany(req, res, wait, "too many deliveries for this hook; retry later");
-    }
-    const answer = await options.accept({
+    const delivery = {
       name,
       deliveryId: check.deliveryId,
       githubEvent: single(req.headers["x-github-event"]),
       contentType: single(req.headers["content-type"]),
       body: body.toString("utf8"),
       contentKey: contentKey(name, check.signature, body),
-    });
+    };
+    // Whoever captured one signed delivery could replay it to spend the hook's limit and starve its real sender.
+    if (await options.seen?.(delivery)) return reply(req, res, 200, { duplicate: true });
+    const wait = signedLimit.take(name, now());
+    if (wait > 0) {
+      warnOnce(`429 ${name}`, `webhook ${name}: deliveries over the rate limit are refused (429)`, { hook: name, ratePerMinute });
+      return tooMany(req, res, wait, "too many deliveries for this hook; retry later");
+    }
+    const answer = await options.accept(delivery);
     if (answer.status === 200) return reply(req, res, 200, { duplicate: true });
     reply(req, res, 202, { accepted: true, run: answer.runId ?? null, ...(answer.note ? { note: answer.note } : {}) });
   }

@@ -3,10 +3,10 @@ import assert from "node:assert/strict";
 import { main } from "../../src/cli/main.ts";
 import { automationFixture, tempDb, PARENT } from "../helpers/automation-fixture.ts";
 
-function run(argv: string[]) {
+function run(argv: string[], env: Record<string, string> = {}) {
   let stdout = "";
   let stderr = "";
-  const code = main(argv, { stdout: (t: string) => void (stdout += t), stderr: (t: string) => void (stderr += t), env: {} } as never);
+  const code = main(argv, { stdout: (t: string) => void (stdout += t), stderr: (t: string) => void (stderr += t), env } as never);
   return { code, stdout, stderr };
 }
 
@@ -82,6 +82,20 @@ describe("CLI: webhooks", () => {
     assert.doesNotMatch(hidden.stdout, /s3cret/);
     assert.match(run(["webhooks", "--db", db.path, "--show-secret"]).stdout, /s3cret-s3cret-s3cret/);
     assert.doesNotMatch(run(["export", "--db", db.path]).stdout, /s3cret/, "export leaves webhook secrets out");
+  });
+
+  it("attacker: --show-secret inside an OpenCode tool call (AGENT=1 or OPENCODE=1, as the bash tool sets) is refused and prints no secret; the list without it still works there", () => {
+    for (const env of [{ AGENT: "1" }, { OPENCODE: "1" }] as Record<string, string>[]) {
+      for (const argv of [["webhooks", "--db", db.path, "--show-secret"], ["webhooks", "--db", db.path, "--show-secret", "--json"]]) {
+        const out = run(argv, env);
+        assert.equal(out.code, 1, `${JSON.stringify(env)} ${argv.join(" ")}: ${out.stdout}`);
+        assert.match(out.stderr, /Not shown: this runs inside an OpenCode tool call \(AGENT or OPENCODE is set\), and a webhook's secret must not pass through the model\. Run `opencode-errands webhooks --show-secret` in your own terminal\./);
+        assert.doesNotMatch(out.stdout + out.stderr, /s3cret/);
+      }
+      const list = run(["webhooks", "--db", db.path], env);
+      assert.equal(list.code, 0, list.stderr);
+      assert.match(list.stdout, /\(hidden: --show-secret\)/);
+    }
   });
 
   it("set-secret <name> reads the new secret from stdin, never from the command line, and never prints it", async () => {

@@ -221,6 +221,8 @@ describe("webhook deliveries", () => {
       fire: () => assert.fail("a duplicate must not fire"), recordSkip: () => {}, abandonRun: () => {},
     });
     assert.deepEqual(other.accept({ ...same, deliveryId: "d-3" }), { status: 200, duplicate: true });
+    // The listener asks this before the hook's rate limit (issue 33): by id, or by content under any id.
+    assert.deepEqual([other.seen({ name: "deploy", deliveryId: "d-1" }), other.seen({ ...same, deliveryId: "new" }), other.seen({ name: "deploy", deliveryId: "new", contentKey: "c".repeat(64) }), other.seen({ name: "nope", deliveryId: "d-1" })], [true, true, false, false]);
     assert.equal(deliveries.accept({ ...same, deliveryId: "d-4", contentKey: "b".repeat(64) }).status, 202, "other content runs");
     await f.flush();
     assert.equal(f.autoStore.runs(a.id).length, 2);

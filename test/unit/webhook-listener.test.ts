@@ -277,6 +277,25 @@ describe("webhook listener", () => {
     assert.deepEqual([again.status, JSON.parse(again.body)], [200, { duplicate: true }]);
   });
 
+  it("attacker: replays of a signed delivery are answered as duplicates before they count against the hook's limit: its sender's next delivery is accepted", async (t) => {
+    const now = Date.UTC(2026, 10, 28, 10, 0, 0);
+    const stored: WebhookDelivery[] = [];
+    const hook = await listener(t, {
+      ratePerMinute: 3, now: () => now,
+      seen: (d) => stored.some((s) => s.name === d.name && (s.deliveryId === d.deliveryId || s.contentKey === d.contentKey)),
+    });
+    hook.answerWith((d) => (stored.push(d), { status: 202, runId: stored.length }));
+    const captured = standardHeaders(BODY, "msg_captured", now);
+    assert.equal((await send(hook.url, "/hooks/deploy", { headers: captured, body: BODY })).status, 202);
+    for (let i = 0; i < 5; i++) {
+      const replay = await send(hook.url, "/hooks/deploy", { headers: captured, body: BODY });
+      assert.deepEqual([replay.status, JSON.parse(replay.body)], [200, { duplicate: true }]);
+    }
+    const next = await send(hook.url, "/hooks/deploy", { headers: standardHeaders(BODY, "msg_next", now), body: BODY });
+    assert.equal(next.status, 202, "the replays spent none of the 3 a minute");
+    assert.equal(hook.accepted.length, 2, "a replay never reaches accept");
+  });
+
   it("answers 500 when accept or lookup throws, logs it without secret or body, and keeps answering", async (t) => {
     let lookupFails = false;
     const hook = await listener(t, {
