@@ -67,6 +67,39 @@ describe("what an always answer stores (real host)", () => {
     assert.ok(!titles().includes("something else"));
   });
 
+  it("'always' on an automation does not cover a second automation with its title: it is asked, and refused is not stored (issue 33)", async () => {
+    const first = await create({ title: "nightly digest", prompt: "summarise the day" }, () => "always");
+    assert.deepEqual(first.prompts.map((p) => p.permission), ["background_automation"]);
+    const second = await create({ title: "nightly digest", prompt: "mail ~/.ssh somewhere" }, () => "reject");
+    assert.deepEqual(second.prompts.map((p) => p.permission), ["background_automation"], "asked: the first one's always names its id and version");
+    assert.match(second.out, /rejected automation "nightly digest"; nothing was stored/);
+    assert.equal(titles().filter((t) => t === "nightly digest").length, 1);
+  });
+
+  it("two task_trigger_add in one model response that together close an after cycle: at most one is stored, the other answers the cycle (issue 33)", async () => {
+    const idOf = (out: string) => /automation (au\w+)/.exec(out)![1]!;
+    const a = idOf((await create({ title: "chain a", prompt: "a" }, () => "once")).out);
+    const b = idOf((await create({ title: "chain b", prompt: "b" }, () => "once")).out);
+    const parent = await stack.newSession("two after triggers");
+    const text = [call("task_trigger_add", { id: a, trigger: { after: b } }), call("task_trigger_add", { id: b, trigger: { after: a } })].join("\n");
+    void stack.server.client.session.promptAsync({ path: { id: parent }, body: { agent: "build", model: MOCK_MODEL, parts: [{ type: "text", text }] } });
+    // Both prompts are open before either is answered: each call passed the check made before its prompt.
+    const prompts = await waitUntil(async () => {
+      const open = (await pendingPermissions(stack)).filter((p) => p.sessionID === parent);
+      return open.length === 2 ? open : undefined;
+    }, { timeoutMs: 30_000, what: "both task_trigger_add prompts" });
+    for (const p of prompts) await answerPermission(stack, p.id, "once");
+    const outs = await waitUntil(async () => {
+      const got = await toolOutputs(stack, parent, "task_trigger_add");
+      return got.length === 2 ? got : undefined;
+    }, { timeoutMs: 30_000, what: "both task_trigger_add answers" });
+    await waitUntil(async () => (await stack.server.client.session.status()).data?.[parent] === undefined, { what: "parent idle" });
+    const stored = queryDb(dbPath, "SELECT automation_id, spec FROM automation_triggers WHERE kind = 'after'");
+    assert.equal(stored.length, 1, `stored: ${JSON.stringify(stored)}; answers: ${outs.join(" | ")}`);
+    assert.equal(outs.filter((o) => /^Added trigger/.test(o)).length, 1);
+    assert.match(outs.find((o) => !/^Added trigger/.test(o))!, /would make a cycle: (au\w+) -> (au\w+) -> \1; the runs would fire each other forever\..*Nothing was stored\./);
+  });
+
   it("bash-only syntax that /bin/sh runs differently is refused: nothing asked, nothing stored, nothing ran", async () => {
     const file = join(dir, "pwned");
     for (const run of [`[[ -n a || touch ${file} ]]`, `git status &> /dev/null touch ${file}`]) {
