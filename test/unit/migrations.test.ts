@@ -7,6 +7,8 @@ import { openSqlite } from "../../src/store/sqlite-driver.ts";
 import { MIGRATIONS, appliedVersions } from "../../src/store/migrations.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
 import { runningTask } from "../store/task-fixtures.ts";
+import { AutomationRepository } from "../../src/store/automation-repository.ts";
+import { neverApproved } from "../../src/automations/automation.ts";
 
 describe("migrations", () => {
   const dir = mkdtempSync(join(tmpdir(), "ocbt-migrate-"));
@@ -60,6 +62,32 @@ describe("migrations", () => {
     const db = openSqlite(path);
     const links = db.prepare("SELECT run_no, task_id FROM automation_runs ORDER BY run_no").all().map((r) => [r.run_no, r.task_id]);
     assert.deepEqual(links, [[1, "ses_crashed"], [2, null], [3, null]]);
+    db.close();
+  });
+
+  it("migration 29: automations stored before have no approval (enabling asks with all of it); one recorded is read back", () => {
+    const path = join(dir, "v28.db");
+    const old = openSqlite(path);
+    old.exec("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
+    for (const m of MIGRATIONS.filter((m) => m.version <= 28)) {
+      old.exec(m.sql);
+      old.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, 0)").run(m.version, m.name);
+    }
+    for (const [id, enabled] of [["au_paused", 0], ["au_on", 1]] as const) {
+      old.prepare(`INSERT INTO automations (project_id, id, title, prompt, agent, notify, session_mode, overlap, catch_up, report_to, report_agent,
+        enabled, created_by, created_at, updated_at) VALUES ('p', ?, 'nightly', 'x', 'general', 'never', 'fresh', 'skip', 'skip', 'ses_1', 'general', ?, 'ses_1', 1, 1)`).run(id, enabled);
+    }
+    old.close();
+
+    SqliteTaskStore.open({ path, projectId: "p" }).close();
+    const db = openSqlite(path);
+    const repo = new AutomationRepository(db, "p");
+    const [paused, on] = [repo.automation("au_paused")!, repo.automation("au_on")!];
+    assert.deepEqual([paused.approved, on.approved], [undefined, undefined]);
+    assert.deepEqual([neverApproved(paused), neverApproved(on)], [true, false], "created disabled and never run: as before");
+    const approved = { version: 3, definition: { prompt: "x", agent: "general", notify: "never" as const, triggers: [] } };
+    repo.saveAutomation({ ...on, approved });
+    assert.deepEqual(repo.automation("au_on")!.approved, approved);
     db.close();
   });
 });
