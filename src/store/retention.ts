@@ -11,8 +11,8 @@ export const FOLD_EVERY_MS = 300_000;
 export type RetentionDeps = {
   /** Removes settled tasks that settled before cutoffMs; returns how many. */
   purge: (cutoffMs: number) => number;
-  /** Folds old quiet automation runs (store/run-history-fold.ts); returns how many. */
-  fold?: () => number;
+  /** Folds old quiet automation runs (store/run-history-fold.ts); resolves to how many. */
+  fold?: () => Promise<number>;
   /** How long a settled task is kept, in ms. */
   retentionMs: number;
   clock: Clock;
@@ -46,15 +46,21 @@ export function startRetention(deps: RetentionDeps): { stop(): void } {
 function repeat(clock: Clock, everyMs: number, work: () => unknown, onError: (error: unknown) => void): { stop(): void } {
   let timer: unknown;
   let stopped = false;
-  const run = () => {
-    try {
-      work();
-    } catch (error) {
-      onError(error);
-    }
+  const schedule = () => {
     if (stopped) return;
     timer = clock.setTimeout(run, everyMs);
     (timer as { unref?: () => void }).unref?.();
+  };
+  // The next pass is timed from the end of this one: two passes of one process never overlap.
+  const run = () => {
+    let pending: unknown;
+    try {
+      pending = work();
+    } catch (error) {
+      onError(error);
+    }
+    if (pending instanceof Promise) pending.catch(onError).finally(schedule);
+    else schedule();
   };
   run();
   return {

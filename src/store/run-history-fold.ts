@@ -4,8 +4,8 @@ import { StatementCache } from "./statement-cache.ts";
 const DAY_MS = 86_400_000;
 /** Rows folded in one transaction: a pass never holds the write lock for long. */
 export const FOLD_BATCH_ROWS = 500;
-/** Batches per automation in one pass; the rest waits for the next pass. */
-export const FOLD_MAX_BATCHES = 40;
+/** Batches in one pass over all automations (100,000 rows); the rest waits for the next pass. */
+export const FOLD_MAX_BATCHES = 200;
 /**
  * A run that launched a task is folded only when no budget counts it any more: budgets read the
  * run rows of the current day and week, in the automation's zone (automations/automation-spending.ts).
@@ -59,17 +59,22 @@ export class RunHistoryFold {
 
   constructor(private db: SqliteDatabase, readonly projectId: string) {}
 
-  /** One pass over every automation of the project; returns how many run rows were folded. */
-  fold(settings: FoldSettings): number {
+  /**
+   * One pass over every automation of the project; resolves to how many run rows were folded.
+   * It yields to the event loop between batches: a first pass over a large history never stalls OpenCode.
+   */
+  async fold(settings: FoldSettings): Promise<number> {
     if (settings.retentionMs !== undefined) {
       this.sql("DELETE FROM automation_run_days WHERE project_id = ? AND last_at < ?").run(this.projectId, settings.now - settings.retentionMs);
     }
     let folded = 0;
+    let batches = 0;
     for (const automationId of this.automationIds()) {
-      for (let batch = 0; batch < FOLD_MAX_BATCHES; batch++) {
+      while (batches++ < FOLD_MAX_BATCHES) {
         const count = this.db.transaction(() => this.foldBatch(automationId, settings));
         folded += count;
         if (count < FOLD_BATCH_ROWS) break;
+        await new Promise((resolve) => setImmediate(resolve));
       }
     }
     return folded;

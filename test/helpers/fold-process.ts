@@ -5,6 +5,6 @@ import { Store } from "../../src/store/store.ts";
 const [path, projectId, keepRuns, now, rounds] = process.argv.slice(2);
 const store = Store.open({ path: path!, projectId: projectId! });
 let folded = 0;
-for (let i = 0; i < Number(rounds); i++) folded += store.runHistory.fold({ keepRuns: Number(keepRuns), now: Number(now) });
+for (let i = 0; i < Number(rounds); i++) folded += await store.runHistory.fold({ keepRuns: Number(keepRuns), now: Number(now) });
 store.close();
 process.stdout.write(String(folded));

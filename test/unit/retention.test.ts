@@ -55,3 +55,36 @@ test("the real timer is unref'd: it never keeps the process alive", () => {
   assert.equal((handles[0] as ReturnType<typeof setTimeout>).hasRef(), false);
   retention.stop();
 });
+
+/** Lets a resolved pass's promise chain run (no timers involved). */
+const settled = () => new Promise((resolve) => setImmediate(resolve));
+
+test("the run-history fold runs at start and every foldEveryMs, timed from the end of the previous pass; a failed pass is reported", async () => {
+  const clock = new FakeClock();
+  const errors: string[] = [];
+  const finish: (() => void)[] = [];
+  let calls = 0;
+  const fold = () => {
+    calls++;
+    if (calls === 2) return Promise.reject(new Error("SQLITE_BUSY"));
+    return new Promise<number>((resolve) => finish.push(() => resolve(0)));
+  };
+  const retention = startRetention({ purge: () => 0, fold, foldEveryMs: 1000, retentionMs: DAY, clock, onError: (m, e) => errors.push(`${m}: ${(e as Error).message}`) });
+  assert.equal(calls, 1);
+  await clock.advance(5000);
+  assert.equal(calls, 1, "no second pass while the first is still folding");
+  finish.shift()!();
+  await settled();
+  await clock.advance(1000);
+  assert.equal(calls, 2);
+  await settled();
+  await clock.advance(1000);
+  assert.deepEqual(errors, ["Folding old automation runs failed; they are kept whole until the next try: SQLITE_BUSY"]);
+  assert.equal(calls, 3, "tried again at the next interval");
+  retention.stop();
+  finish.shift()!();
+  await settled();
+  await clock.advance(5000);
+  assert.equal(calls, 3);
+  assert.equal(clock.pendingTimers(), 0);
+});

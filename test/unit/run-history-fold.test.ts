@@ -26,7 +26,7 @@ function setUp() {
   return { path, store, raw, seed, runs };
 }
 
-test("keeps the newest N runs whole and folds older quiet runs into one row per automation and UTC day", () => {
+test("keeps the newest N runs whole and folds older quiet runs into one row per automation and UTC day", async () => {
   const { store, seed, runs } = setUp();
   const day1 = Date.UTC(2026, 10, 12, 8);
   const day2 = Date.UTC(2026, 10, 13, 8);
@@ -36,7 +36,7 @@ test("keeps the newest N runs whole and folds older quiet runs into one row per 
   const newest = [0, 1, 2].map((i) => seed({ at: NOW - 3600_000 + i }));
   for (let i = 0; i < 3; i++) seed({ automation: "a2", at: day1 + i });
 
-  assert.equal(store.runHistory.fold({ keepRuns: 3, now: NOW }), 11);
+  assert.equal(await store.runHistory.fold({ keepRuns: 3, now: NOW }), 11);
   assert.deepEqual(runs().map((r) => r.id), newest);
   assert.equal(runs("a2").length, 3, "another automation under its limit is left alone");
   const days = store.runHistory.days("a1");
@@ -45,7 +45,7 @@ test("keeps the newest N runs whole and folds older quiet runs into one row per 
   assert.equal(days[1]!.lastAt, day1 + 10 * 60_000 + 1000);
 });
 
-test("failed, cancelled, told and channel-delivered runs, and runs with an event key, stay whole", () => {
+test("failed, cancelled, told and channel-delivered runs, and runs with an event key, stay whole", async () => {
   const { store, raw, seed, runs } = setUp();
   const old = Date.UTC(2026, 10, 1);
   const kept = [
@@ -59,12 +59,12 @@ test("failed, cancelled, told and channel-delivered runs, and runs with an event
     VALUES (?, 'd1', 'delivered', 0, 0, ?, 'a1', 'ops', 'example.com', '{}')`).run(P, kept[4]);
   seed({ at: old, notified: 0 });
   for (let i = 0; i < 2; i++) seed({ at: NOW - i });
-  assert.equal(store.runHistory.fold({ keepRuns: 2, now: NOW }), 1);
+  assert.equal(await store.runHistory.fold({ keepRuns: 2, now: NOW }), 1);
   assert.deepEqual(runs().slice(0, 5).map((r) => r.id), kept);
   assert.equal(store.runHistory.days("a1")[0]!.completed, 1);
 });
 
-test("a run that launched a task folds only once no daily or weekly budget counts it, with its own spend", () => {
+test("a run that launched a task folds only once no daily or weekly budget counts it, with its own spend", async () => {
   const { store, raw, seed, runs } = setUp();
   const spend = raw.prepare("INSERT INTO task_spend (project_id, task_id, message_id, cost_usd) VALUES (?, ?, ?, ?)");
   const old = NOW - TASK_RUN_FOLD_AGE_MS - DAY;
@@ -77,7 +77,7 @@ test("a run that launched a task folds only once no daily or weekly budget count
   spend.run(P, "t2", "m4", 0.1);
   spend.run(P, "t3", "m5", 9);
   const newest = seed({ at: NOW });
-  assert.equal(store.runHistory.fold({ keepRuns: 1, now: NOW }), 3);
+  assert.equal(await store.runHistory.fold({ keepRuns: 1, now: NOW }), 3);
   assert.deepEqual(runs().map((r) => r.id), [recent, newest]);
   const [day] = store.runHistory.days("a1");
   assert.equal(day!.completed, 3);
@@ -85,15 +85,15 @@ test("a run that launched a task folds only once no daily or weekly budget count
   assert.equal(day!.requests, 4);
 });
 
-test("folding again changes nothing, and retention by age removes folded days", () => {
+test("folding again changes nothing, and retention by age removes folded days", async () => {
   const { store, seed } = setUp();
   for (let i = 0; i < 5; i++) seed({ at: Date.UTC(2026, 9, 1) + i });
   for (let i = 0; i < 5; i++) seed({ at: NOW - i });
-  assert.equal(store.runHistory.fold({ keepRuns: 5, now: NOW }), 5);
+  assert.equal(await store.runHistory.fold({ keepRuns: 5, now: NOW }), 5);
   const before = store.runHistory.days("a1");
-  assert.equal(store.runHistory.fold({ keepRuns: 5, now: NOW }), 0);
+  assert.equal(await store.runHistory.fold({ keepRuns: 5, now: NOW }), 0);
   assert.deepEqual(store.runHistory.days("a1"), before);
-  store.runHistory.fold({ keepRuns: 5, now: NOW, retentionMs: 30 * DAY });
+  await store.runHistory.fold({ keepRuns: 5, now: NOW, retentionMs: 30 * DAY });
   assert.deepEqual(store.runHistory.days("a1"), []);
 });
 

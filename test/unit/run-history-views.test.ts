@@ -12,7 +12,7 @@ import { automationTools } from "../../src/tools/build-tools.ts";
 const DAY_12 = Date.UTC(2026, 10, 12, 9);
 
 /** A real database file: one automation whose 12 Nov runs (10 ok, 2 skipped) were folded, and 10 newer runs kept. */
-function foldedDatabase() {
+async function foldedDatabase() {
   const db = tempDb();
   const f = automationFixture(db.path);
   const id = f.create({ title: "ping", prompt: "say ping", notify: "never", enabled: false }, [{ every: "1m" }]).id;
@@ -24,7 +24,7 @@ function foldedDatabase() {
   for (let i = 0; i < 10; i++) insert.run(id, "completed", 100 + i, Date.now() - i * 60_000, Date.now() - i * 60_000, Date.now() - i * 60_000 + 500);
   raw.close();
   const store = Store.open({ path: db.path, projectId: "proj" });
-  assert.equal(store.runHistory.fold({ keepRuns: 10, now: Date.now() }), 12);
+  assert.equal(await store.runHistory.fold({ keepRuns: 10, now: Date.now() }), 12);
   store.close();
   return { db, id };
 }
@@ -36,13 +36,13 @@ function cli(argv: string[]) {
   return { code, stdout, stderr };
 }
 
-test("a folded day reads as one line: date, quiet runs by outcome, spend", () => {
+test("a folded day reads as one line: date, quiet runs by outcome, spend", async () => {
   const line = runDayText({ automationId: "a", day: "2026-11-12", completed: 1410, skipped: 2, missed: 0, costUsd: 0, requests: 0, firstAt: 0, lastAt: 0 });
   assert.match(line, /^12 Nov( 2026)?: 1,412 quiet runs \(1,410 ok, 2 skipped\), \$0\.00$/);
 });
 
-test("CLI runs shows the kept runs, then the folded days; --json gives them as foldedDays", () => {
-  const { db, id } = foldedDatabase();
+test("CLI runs shows the kept runs, then the folded days; --json gives them as foldedDays", async () => {
+  const { db, id } = await foldedDatabase();
   try {
     const out = cli(["runs", id, "--db", db.path]);
     assert.equal(out.code, 0, out.stderr);
@@ -56,8 +56,8 @@ test("CLI runs shows the kept runs, then the folded days; --json gives them as f
   }
 });
 
-test("the dashboard's automation page lists the folded days under the run history", () => {
-  const { db, id } = foldedDatabase();
+test("the dashboard's automation page lists the folded days under the run history", async () => {
+  const { db, id } = await foldedDatabase();
   const reader = ReadModel.open(db.path);
   try {
     const data = readAutomation(reader, "proj", new URLSearchParams({ id }))!;
@@ -79,7 +79,7 @@ test("task_read lists the folded days after the recent runs", async () => {
     for (let i = 0; i < 12; i++) insert.run(id, DAY_12 + i, DAY_12 + i + 1);
     raw.close();
     const store = Store.open({ path: db.path, projectId: "proj" });
-    store.runHistory.fold({ keepRuns: 10, now: Date.now() });
+    await store.runHistory.fold({ keepRuns: 10, now: Date.now() });
     store.close();
     const read = await automationTools(f.automations, () => {}).task_read!.execute({ id } as never, { sessionID: "ses_p" } as never);
     assert.match(String(read), /Older quiet runs, folded by day \(UTC; option historyRuns\):\n- 12 Nov( 2026)?: 2 quiet runs \(2 ok\), \$0\.00$/);
