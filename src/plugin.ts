@@ -24,7 +24,7 @@ import { commandHandler } from "./inbox/apply-command.ts";
 import { serveDashboardFromPlugin } from "./dashboard/serve-from-plugin.ts";
 import { AUTOMATION_TOOL_NAMES, buildTools, TOOL_NAMES } from "./tools/build-tools.ts";
 import type { Workers } from "./workers/workers.ts";
-import { askForAutomationsByDefault, askForMergesByDefault } from "./plugin/automation-permission.ts";
+import { askForAutomationsByDefault, askForBudgetsByDefault, askForMergesByDefault } from "./plugin/automation-permission.ts";
 import { LazyAutomations } from "./plugin/lazy-automations.ts";
 import { Parts, partFrom, type Part } from "./plugin/parts.ts";
 import { RoutedHost } from "./host/routed-host.ts";
@@ -171,6 +171,7 @@ function hooks(plugin: Built, host: Host, onCrash: OnCrash, dispose: () => void)
       try {
         if (automations) askForAutomationsByDefault(config as { permission?: unknown });
         askForMergesByDefault(config as { permission?: unknown });
+        askForBudgetsByDefault(config as { permission?: unknown });
       } catch (error) {
         onCrash("Could not set the permission defaults", error);
       }

@@ -2,6 +2,9 @@ import type { Task } from "./task.ts";
 import { formatDuration } from "./format-duration.ts";
 import { isBudgetStop } from "./budget.ts";
 
+/** What a model is told of a task stopped at its budget: more spending is the user's call, not its own. */
+export const BUDGET_STOP_ADVICE = "It stopped at its budget: ask the user whether to resume it with a larger budget (a larger budget asks the user).";
+
 /** The message put in the parent session when a task settles. */
 export function notificationText(task: Task, resultCap: number): string {
   const duration = formatDuration((task.settledAt ?? task.createdAt) - task.createdAt);
@@ -10,8 +13,9 @@ export function notificationText(task: Task, resultCap: number): string {
   const lines = [`<background-task-notification task_id="${task.id}" status="${task.status}">`, header];
   if (task.status === "completed") lines.push("Result:", capped(task.result ?? "", resultCap, task.id));
   if (task.status === "error") lines.push(`Error: ${task.error ?? "unknown error"}`);
-  // Stopped at its budget: what it had so far is its result (resume with a larger budget to go on).
+  // Stopped at its budget: what it had so far is its result; the user decides whether it goes on.
   if (task.status === "error" && isBudgetStop(task.error) && task.result) lines.push("Last answer:", capped(task.result, resultCap, task.id));
+  if (task.status === "error" && isBudgetStop(task.error)) lines.push(BUDGET_STOP_ADVICE);
   if (task.status === "cancelled") lines.push(task.error ? `Reason: ${task.error}` : "It was cancelled.");
   if (task.evidence) lines.push(task.evidence);
   if (task.worktree?.changes) lines.push(task.worktree.changes);

@@ -21,6 +21,8 @@ export type SpendSink = {
   budgetChanged?(taskId: string): void;
   /** The budget_exceeded text when the task tree has already spent more than `budget`. */
   passed?(taskId: string, budget: Budget): string | undefined;
+  /** What the task tree may still spend under its own budget and those above it (0 or less: none); undefined: no budget. */
+  left?(taskId: string): Budget | undefined;
   /** Why no new background work may start now (dailyBudgetUsd reached, with the figure); undefined: it may. */
   refusal?(): string | undefined;
 };

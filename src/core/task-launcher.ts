@@ -196,7 +196,7 @@ export class TaskLauncher {
     refuseResume(found, budget);
     this.refuseWhenDailyBudgetReached();
     const passed = budget && ctx.spend?.passed?.(found.id, budget);
-    if (passed) throw new TaskError(`Task ${found.id} has already spent more than that budget (${passed.replace(/^budget_exceeded: /, "")}), counted with its descendants. Give a larger budget.`);
+    if (passed) throw new TaskError(`Task ${found.id} has already spent more than that budget (${passed.replace(/^budget_exceeded: /, "")}), counted with its descendants. Ask the user whether to resume it with a larger budget.`);
     if (found.worktree?.removed) {
       throw new TaskError(`Task ${found.id}'s worktree was removed (by ${found.worktree.removed.by}), so it cannot be resumed. Start a new background_task; with isolation "worktree" it starts from the current HEAD.`);
     }
@@ -263,10 +263,11 @@ function isolatedWorker(worker: string | undefined): string {
   throw new TaskError(`isolation "worktree" makes a git worktree on this machine, so its child cannot run on worker "${wanted}". Leave out worker, or leave out isolation.`);
 }
 
-function refuseResume(task: Task, budget: Budget | undefined): void {
+/** Why `task` cannot be resumed (with `budget`), thrown; checked again when the resume claims it. */
+export function refuseResume(task: Task, budget: Budget | undefined): void {
   if (task.status === "resumed") throw new TaskError(`Task ${task.id} is already being resumed; wait for its result with background_output, then resume it again.`);
   if (task.status === "error" && isBudgetStop(task.error)) {
-    if (!budget) throw new TaskError(`Task ${task.id} stopped at its budget (${task.error}). Resume it with a larger budget, e.g. budget: { "usd": 1 }.`);
+    if (!budget) throw new TaskError(`Task ${task.id} stopped at its budget (${task.error}). The user decides whether it goes on: ask them whether to resume it with a larger budget (a larger one asks them too).`);
     return;
   }
   if (task.status !== "completed") throw new TaskError(`Task ${task.id} is ${task.status}; only a completed task can be resumed. Start a new background_task instead.`);

@@ -27,8 +27,10 @@ import { LEASES, newClaimer } from "./claims.ts";
 import { TaskOwnership } from "./task-ownership.ts";
 import { ClaimSweep } from "./claim-sweep.ts";
 import { workdirOf, type WorktreeSupport } from "./task-worktree.ts";
+import { TaskScopes, WHOLE_PROJECT, type TaskScope } from "./task-scope.ts";
 
 export type { ForkSupport, LaunchInput } from "./task-launcher.ts";
+export { WHOLE_PROJECT, type TaskScope } from "./task-scope.ts";
 
 /** The longest a model request waits for its session's abort (a budget stop). */
 const ABORT_WAIT_MS = 2_000;
@@ -94,6 +96,7 @@ export class TaskManager<Hooks extends TaskHooks = TaskHooks> {
   private health: StoreHealth;
   /** Renews this instance's claims and takes over what gone holders left; the automation layer adds its runs (`onSweep`). */
   private sweep: ClaimSweep;
+  private scopes: TaskScopes;
   private disposed = false;
 
   /**
@@ -105,6 +108,7 @@ export class TaskManager<Hooks extends TaskHooks = TaskHooks> {
     this.health = new StoreHealth(clock);
     const ctx: CoreContext = { host, store: this.health.watch(store), clock, log: new CoreLog(host), spend, worktrees };
     this.ctx = ctx;
+    this.scopes = new TaskScopes(host, ctx.store);
     this.worktrees = worktrees;
     this.notifier = new ParentNotifier({ host, store: ctx.store, clock, resultCap: config.resultCapChars, onError: (m, e) => ctx.log.error(m, e), claimer });
     this.waiters = new SettleWaiters(clock);
@@ -180,8 +184,9 @@ export class TaskManager<Hooks extends TaskHooks = TaskHooks> {
     return this.launcher.launch(input);
   }
 
-  resume(taskId: string, prompt: string, parentAgent: string, parentModel?: ModelRef, budget?: Budget): Promise<Task> {
-    return this.launcher.resume(this.requireOne(taskId), prompt, parentAgent, parentModel, budget);
+  /** `scope`: whose tasks `taskId` may name (a tool call passes its caller's, see `scopeOf`). */
+  resume(taskId: string, prompt: string, parentAgent: string, parentModel?: ModelRef, budget?: Budget, scope: TaskScope = WHOLE_PROJECT): Promise<Task> {
+    return this.launcher.resume(this.find(taskId, scope), prompt, parentAgent, parentModel, budget);
   }
 
   /**
@@ -316,8 +321,37 @@ export class TaskManager<Hooks extends TaskHooks = TaskHooks> {
     return continueAfterCompaction(this.ctx.store.get(sessionID), this.ctx.host);
   }
 
-  lookup(id: string) {
-    return lookupTasks(id, this.ctx.store.list({ includeCleared: true }));
+  /**
+   * The one rule for which tasks a tool call may name: a background child (or an OpenCode subagent
+   * session under one) only the tasks below its own; the user's session all. Every tool asks it.
+   */
+  scopeOf(callerSessionID: string): Promise<TaskScope> {
+    return this.scopes.scopeOf(callerSessionID);
+  }
+
+  /** The same without waiting for the host, when what is remembered decides it; else undefined. */
+  knownScope(callerSessionID: string): TaskScope | undefined {
+    return this.scopes.known(callerSessionID);
+  }
+
+  /** The tasks `id` names among those `scope` sees: one outside it answers as an unknown id. */
+  lookup(id: string, scope: TaskScope) {
+    return lookupTasks(id, this.ctx.store.list({ includeCleared: true }).filter((t) => scope.sees(t)));
+  }
+
+  /** The sessions whose launches a caller lists and clears: its own and, for a subagent session, its task's. */
+  launchersFor(callerSessionID: string, scope: TaskScope): string[] {
+    return scope.owner && scope.owner !== callerSessionID ? [callerSessionID, scope.owner] : [callerSessionID];
+  }
+
+  /** The taskBudget option: what a task launched without a budget gets. */
+  defaultBudget(): Budget | undefined {
+    return this.config.taskBudget || undefined;
+  }
+
+  /** What the task tree (with the budgets above it) may still spend; undefined: no budget limits it. */
+  budgetLeft(taskId: string): Budget | undefined {
+    return this.ctx.spend?.left?.(taskId);
   }
 
   listForParent(parentSessionID: string, status?: TaskStatus): TaskSummary[] {
@@ -387,8 +421,9 @@ export class TaskManager<Hooks extends TaskHooks = TaskHooks> {
     return this.ctx.store.list({ statuses: UNSETTLED_STATUSES, includeCleared: true }).length > 0 || this.notifier.waitingParents().length > 0;
   }
 
-  private requireOne(taskId: string): Task {
-    const found = this.lookup(taskId);
+  /** The one task `taskId` names among those `scope` sees; else a refusal (an unknown id, a batch). */
+  find(taskId: string, scope: TaskScope): Task {
+    const found = this.lookup(taskId, scope);
     if (found.kind !== "tasks") throw new TaskError(found.message);
     if (found.batchId) throw new TaskError(`"${taskId}" names a batch; resume takes one task id.`);
     const task = this.ctx.store.get(found.tasks[0].id);

@@ -1,7 +1,7 @@
 import type { Budget, BudgetStop } from "../core/budget.ts";
 import type { TaskStore } from "../core/task-store.ts";
 import { budgetExceededText, passes } from "./budget-text.ts";
-import { addSpend, NO_SPEND, subtractSpend, sumSpend, type Spend } from "./spend.ts";
+import { addSpend, countedTokens, NO_SPEND, subtractSpend, sumSpend, type Spend } from "./spend.ts";
 
 /** What the guard reads from the store: a task's own requests, and tasks' own totals (for a tree). */
 export type BudgetRows = {
@@ -70,6 +70,22 @@ export class BudgetGuard {
     return passes(total, budget) ? budgetExceededText(total, budget) : undefined;
   }
 
+  /**
+   * What the task may still spend: for each budget at or above it, that budget less its tree's
+   * spend (from the store), the least of them per unit. Undefined: no budget limits it.
+   */
+  left(taskId: string): Budget | undefined {
+    let left: Budget | undefined;
+    for (const owner of this.ownersOf(taskId)) {
+      const spent = this.treeSpend(owner.id);
+      const mine: Budget = {};
+      if (owner.budget.usd !== undefined) mine.usd = owner.budget.usd - spent.costUsd;
+      if (owner.budget.tokens !== undefined) mine.tokens = owner.budget.tokens - countedTokens(spent);
+      left = left ? leastOf(left, mine) : mine;
+    }
+    return left;
+  }
+
   /** A settled task: its entries go; a later request of its tree seeds them again from the store. */
   forget(taskId: string): void {
     this.messages.delete(taskId);
@@ -116,6 +132,14 @@ export class BudgetGuard {
     if (!messages) this.messages.set(taskId, (messages = this.rows.messagesOf(taskId)));
     return messages;
   }
+}
+
+/** The tighter of two limits, per unit (a unit one of them leaves out is limited by the other alone). */
+export function leastOf(a: Budget, b: Budget): Budget {
+  const least = (x?: number, y?: number) => (x === undefined ? y : y === undefined ? x : Math.min(x, y));
+  const usd = least(a.usd, b.usd);
+  const tokens = least(a.tokens, b.tokens);
+  return { ...(usd !== undefined ? { usd } : {}), ...(tokens !== undefined ? { tokens } : {}) };
 }
 
 /** Every task below a task, cleared ones too (they spent all the same). */

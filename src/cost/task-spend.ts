@@ -98,6 +98,10 @@ export class TaskSpend implements SpendSink {
     return this.guard.passed(taskId, budget);
   }
 
+  left(taskId: string): Budget | undefined {
+    return this.guard.left(taskId);
+  }
+
   refusal(): string | undefined {
     if (this.limits.dailyBudgetUsd <= 0) return undefined;
     return dailyBudgetRefusal(dailyBudgetState(this.rows, this.limits, this.limits.now()));

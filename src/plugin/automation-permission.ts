@@ -11,6 +11,11 @@ export function askForMergesByDefault(config: { permission?: unknown }): void {
   askByDefault(config, "background_merge");
 }
 
+/** The same for `background_budget`: a budget above the taskBudget option, or more for a task stopped at its budget, is the user's call. */
+export function askForBudgetsByDefault(config: { permission?: unknown }): void {
+  askByDefault(config, "background_budget");
+}
+
 function askByDefault(config: { permission?: unknown }, name: string): void {
   if (typeof config.permission === "string") return; // one answer for every permission, set by the user
   const permission = (config.permission ?? {}) as Record<string, unknown>;

@@ -13,11 +13,12 @@ export function backgroundCancelTool({ manager, onCrash, automations }: Deps) {
     description: "Cancel a task, or a batch.",
     args: (s) => ({ task_id: s.string().describe("task/batch id or prefix") }),
     onCrash,
-    async run(args) {
-      // An automation run's batch id while its steps run (it has no task yet).
-      const steps = await (await automations?.ifWanted())?.runs.cancelSteps(args.task_id);
+    async run(args, call) {
+      const scope = await manager.scopeOf(call.sessionID);
+      // An automation run's batch id while its steps run (it has no task yet): the user's runs, never a child's to cancel.
+      const steps = scope.owner ? undefined : await (await automations?.ifWanted())?.runs.cancelSteps(args.task_id);
       if (steps) return steps;
-      const found = manager.lookup(args.task_id);
+      const found = manager.lookup(args.task_id, scope);
       if (found.kind !== "tasks") throw new TaskError(found.message);
       const lines: string[] = [];
       for (const task of found.tasks) {

@@ -15,8 +15,11 @@ export function backgroundClearTool({ manager, clock, onCrash }: Deps) {
     args: () => ({}),
     onCrash,
     async run(_args, call) {
-      const isolated = manager.listForParent(call.sessionID).filter((t) => isSettled(t.status) && t.worktree && !t.worktree.removed);
-      const { cleared, running } = manager.clear(call.sessionID);
+      const launchers = manager.launchersFor(call.sessionID, await manager.scopeOf(call.sessionID));
+      const isolated = launchers.flatMap((l) => manager.listForParent(l)).filter((t) => isSettled(t.status) && t.worktree && !t.worktree.removed);
+      const outcomes = launchers.map((l) => manager.clear(l));
+      const cleared = outcomes.reduce((n, o) => n + o.cleared, 0);
+      const running = outcomes.flatMap((o) => o.running);
       const head = `Cleared ${cleared} finished task${cleared === 1 ? "" : "s"}.`;
       const worktrees = await removeWorktrees(manager, clock, isolated);
       if (running.length === 0) return [head, ...worktrees].join("\n");

@@ -18,7 +18,8 @@ export function backgroundListTool({ manager, clock, onCrash, spend }: Deps) {
     async run(args, call) {
       const failure = manager.storeFailure();
       const warning = failure ? `The task store is failing: ${failure.message}; results may be stale.\n` : "";
-      const tasks = manager.listForParent(call.sessionID, args.status);
+      const scope = await manager.scopeOf(call.sessionID);
+      const tasks = manager.launchersFor(call.sessionID, scope).flatMap((launcher) => manager.listForParent(launcher, args.status));
       if (tasks.length === 0) return warning + (args.status ? `No background tasks found with status ${args.status}.` : "No background tasks found.");
       const now = clock.now();
       // Tasks the children launched themselves stand under their task: `  └ ses_… grandchild running`.

@@ -21,7 +21,7 @@ export function backgroundMergeTool({ manager, clock, onCrash }: Deps) {
     args: (s) => ({ task_id: s.string(), action: s.enum(["merge", "diff", "discard"]) }),
     onCrash,
     async run(args, call) {
-      const task = isolatedTask(manager, args.task_id);
+      const task = await isolatedTask(manager, args.task_id, call.sessionID);
       refuseOutsideCaller(manager, task, call.sessionID);
       refuseWhileWorking(manager, task, args.action);
       if (args.action === "diff") return diff(task);

@@ -36,7 +36,8 @@ export function backgroundOutputTool({ manager, clock, defaultTimeoutSeconds, ma
     }),
     onCrash,
     async run(args, call) {
-      const found = manager.lookup(args.task_id);
+      // Without a host round-trip when the caller is known: a blocking wait counts from the call.
+      const found = manager.lookup(args.task_id, manager.knownScope(call.sessionID) ?? await manager.scopeOf(call.sessionID));
       if (found.kind !== "tasks") throw new TaskError(found.message);
       let note = "";
       if (args.block) {

@@ -6,6 +6,8 @@ import { parseBudget, type Budget } from "../core/budget.ts";
 import { formatBudget } from "../cost/budget-text.ts";
 import { defineTool } from "./tool-kit.ts";
 import { allowExpectCommand, checkExpect, expectArg, shownExpectArg } from "./expect-arg.ts";
+import { allowedBudget } from "./budget-approval.ts";
+import { refuseResume } from "../core/task-launcher.ts";
 
 const DESCRIPTION = `Run work in a child session: task id now, result later. One message's calls form a batch.
 fork: child gets this conversation; resume: a task id to go on with.
@@ -48,7 +50,7 @@ export function backgroundTaskTool({ manager, onCrash, hasWorkers = false, defau
         throw new TaskError("fork and resume are mutually exclusive: fork starts a new child from this conversation, resume continues an existing task's own session. Pass only one.");
       }
       checkExpect(args.expect);
-      const budget = args.budget && checkedBudget(args.budget);
+      const requested = args.budget && checkedBudget(args.budget);
       if (args.resume && (args.expect || args.milestones !== undefined || args.worker !== undefined || args.isolation !== undefined)) {
         throw new TaskError("expect, milestones, isolation and worker are set when a task is launched; a resume keeps the task's own. Leave them out of the resume.");
       }
@@ -56,11 +58,16 @@ export function backgroundTaskTool({ manager, onCrash, hasWorkers = false, defau
       if (remote && args.expect?.command) {
         throw new TaskError("expect.command runs on this machine, but a child on a worker works on the worker's checkout: leave out expect.command (expect.files is checked on the worker), or use worker \"local\".");
       }
+      const scope = await manager.scopeOf(call.sessionID);
       if (args.resume) {
-        const task = await manager.resume(args.resume, args.prompt, call.agent, call.model, budget);
+        const resumed = manager.find(args.resume, scope);
+        refuseResume(resumed, requested); // before the user is asked about its budget
+        const { budget, note } = await allowedBudget(manager, scope, call, { requested, resumed, description: resumed.description });
+        const task = await manager.resume(resumed.id, args.prompt, call.agent, call.model, budget, scope);
         const budgetNow = budget ? ` Its budget is now ${formatBudget(budget)}, counted over all it has spent.` : "";
-        return `Resumed background task ${task.id} (resume #${task.resumeCount}).${budgetNow} You will be notified when it answers; or call background_output with task_id "${task.id}".`;
+        return `Resumed background task ${task.id} (resume #${task.resumeCount}).${budgetNow}${note ? ` ${note}` : ""} You will be notified when it answers; or call background_output with task_id "${task.id}".`;
       }
+      const { budget, note } = await allowedBudget(manager, scope, call, { requested, description: args.description });
       if (args.expect?.command) {
         const refused = `Running \`${args.expect.command}\` after the task was not allowed (bash permission). Launch it without expect.command, or with a command the user allows.`;
         await allowExpectCommand(args.expect.command, call, "a background task", refused);
@@ -77,6 +84,7 @@ export function backgroundTaskTool({ manager, onCrash, hasWorkers = false, defau
         `task_id: ${task.id}`,
         `batch: ${task.batchId}`,
         ...(task.budget ? [`budget: ${formatBudget(task.budget)}, with the tasks it launches; past it the task is stopped.`] : []),
+        ...(note ? [note] : []),
         ...worktreeLines(task),
         "It runs in the background; you will be notified here when it finishes. Use background_output to check on it.",
       ].join("\n");

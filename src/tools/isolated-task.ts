@@ -4,9 +4,13 @@ import { isSettled, type Task, type TaskWorktree } from "../core/task.ts";
 
 const GONE = { merge: "merged", discard: "discarded", clear: "removed when the task was cleared" } as const;
 
-/** The task `taskId` names, with a worktree of its own still there to act on; else a refusal that says why. */
-export function isolatedTask(manager: TaskManager, taskId: string): Task & { worktree: TaskWorktree } {
-  const found = manager.lookup(taskId);
+/**
+ * The task `taskId` names among those the caller may act on (manager.scopeOf: a child, or an
+ * OpenCode subagent session under one, only its own tree), with a worktree of its own still there
+ * to act on; else a refusal that says why. A task outside the caller's tree answers as an unknown id.
+ */
+export async function isolatedTask(manager: TaskManager, taskId: string, callerSessionID: string): Promise<Task & { worktree: TaskWorktree }> {
+  const found = manager.lookup(taskId, await manager.scopeOf(callerSessionID));
   if (found.kind !== "tasks") throw new TaskError(found.message);
   if (found.batchId) throw new TaskError(`"${taskId}" names a batch; pass one task id.`);
   const task = manager.get(found.tasks[0].id);
@@ -21,7 +25,8 @@ export function isolatedTask(manager: TaskManager, taskId: string): Task & { wor
 
 /**
  * A background child may act only on tasks below it: an unattended model must not merge or
- * discard a sibling's work. A person's session (not a task) may act on any task of the project.
+ * discard a sibling's work. A second check after `isolatedTask`'s scoped lookup (which also sees
+ * through OpenCode subagent sessions); a session that is not a task passes here.
  */
 export function refuseOutsideCaller(manager: TaskManager, task: Task, callerSessionID: string): void {
   if (!manager.get(callerSessionID)) return;

@@ -200,7 +200,7 @@ describe("background_merge", () => {
     const before = p.state();
     for (const action of ["merge", "discard", "diff"]) {
       const out = await p.call("background_merge", { task_id: sibling.id, action }, child);
-      assert.equal(out, `background_merge: This session is background task ${child}: it may act only on tasks it launched, and task ${sibling.id} is not one. Nothing was changed.`);
+      assert.equal(out, `background_merge: No background task or batch matches "${sibling.id}". Call background_list to see this session's task ids.`, "as an unknown id: a child learns nothing of tasks outside its tree");
     }
     assert.deepEqual(p.state(), before);
     assert.ok(existsSync(sibling.wt.path) && p.branchExists(sibling.wt.branch));

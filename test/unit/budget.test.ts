@@ -151,7 +151,7 @@ describe("a task's budget", () => {
     f.request(id, 1000, 0, "two done");
     assert.equal(f.store.tasks.get(id)?.status, "error");
     const resume = (budget?: object) => f.call("background_task", { description: "x", prompt: "go on", agent: "general", resume: id, ...(budget ? { budget } : {}) });
-    assert.match(await resume(), /stopped at its budget \(budget_exceeded: spent 2\.0k of 1\.5k tokens \(2 requests\)\)\. Resume it with a larger budget/);
+    assert.match(await resume(), /stopped at its budget \(budget_exceeded: spent 2\.0k of 1\.5k tokens \(2 requests\)\)\. The user decides whether it goes on: ask them whether to resume it with a larger budget/);
     assert.match(await resume({ tokens: 1800 }), /has already spent more than that budget \(spent 2\.0k of 1\.8k tokens/);
     assert.match(await resume({ tokens: -5 }), /budget\.tokens must be a number above 0/);
     assert.equal(f.store.tasks.get(id)?.status, "error", "refusals change nothing");

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { FakeClock, flush } from "../helpers/fake-clock.ts";
 import { FakeHost } from "../helpers/fake-host.ts";
 import { PARENT, MODEL } from "../helpers/core-fixture.ts";
-import { TaskManager } from "../../src/core/task-manager.ts";
+import { TaskManager, WHOLE_PROJECT } from "../../src/core/task-manager.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
 import { DEFAULT_OPTIONS } from "../../src/options/options.ts";
 
@@ -37,7 +37,7 @@ describe("two instances on one database", () => {
   it("a task launched by one is known to the other, settled once and notified once", async () => {
     const t = twoInstances("settle");
     const task = await t.launch();
-    assert.equal(t.managers[1].lookup(task.id).kind, "tasks");
+    assert.equal(t.managers[1].lookup(task.id, WHOLE_PROJECT).kind, "tasks");
     t.host.setActivity(PARENT, "idle");
     t.host.finishRun(task.id, "only once");
     await flush();
