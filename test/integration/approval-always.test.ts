@@ -48,6 +48,22 @@ describe("what an always answer stores (real host)", () => {
     return { out, prompts };
   }
 
+  /** The model calls `tool` in a new session; each prompt it raises is answered by `answer` until the tool answers. */
+  async function use(tool: string, args: Record<string, unknown>, answer: (p: PermissionRequest) => Answer) {
+    const parent = await stack.newSession(`use ${tool}`);
+    const prompts: (PermissionRequest & { metadata?: { prompt?: string } })[] = [];
+    void stack.server.client.session.promptAsync({ path: { id: parent }, body: { agent: "build", model: MOCK_MODEL, parts: [{ type: "text", text: call(tool, args) }] } });
+    const out = await waitUntil(async () => {
+      for (const p of (await pendingPermissions(stack)).filter((q) => q.sessionID === parent && !prompts.some((s) => s.id === q.id))) {
+        prompts.push(p);
+        await answerPermission(stack, p.id, answer(p));
+      }
+      return (await toolOutputs(stack, parent, tool))[0];
+    }, { timeoutMs: 30_000, what: `${tool}'s answer` });
+    await waitUntil(async () => (await stack.server.client.session.status()).data?.[parent] === undefined, { what: "parent idle" });
+    return { out, prompts };
+  }
+
   it("bash 'always' stores the prefix (touch *): a later touch passes, a later rm is still asked", async () => {
     const first = await create({ title: "toucher", steps: [{ name: "t", run: `touch ${join(dir, "a")}` }] }, () => "always");
     assert.deepEqual(first.prompts.filter((p) => p.permission === "bash").map((p) => [p.patterns, alwaysOf(p)]), [[[`touch ${join(dir, "a")}`], ["touch *"]]]);
@@ -98,6 +114,20 @@ describe("what an always answer stores (real host)", () => {
     assert.equal(stored.length, 1, `stored: ${JSON.stringify(stored)}; answers: ${outs.join(" | ")}`);
     assert.equal(outs.filter((o) => /^Added trigger/.test(o)).length, 1);
     assert.match(outs.find((o) => !/^Added trigger/.test(o))!, /would make a cycle: (au\w+) -> (au\w+) -> \1; the runs would fire each other forever\..*Nothing was stored\./);
+  });
+
+  it("enabling a paused automation shows every field changed since it was approved (a model and an agent), refused changes nothing; unchanged, enabling asks nothing (issue 33)", async () => {
+    const id = /automation (au\w+)/.exec((await create({ title: "paused digest", prompt: "summarise" }, () => "once")).out)![1]!;
+    assert.deepEqual((await use("task_update", { id, enabled: false }, () => "once")).prompts, [], "pausing asks nothing");
+    const changed = await use("task_update", { id, enabled: true, model: "mock/other-model", agent: "plan" }, () => "reject");
+    const shown = changed.prompts.filter((p) => p.permission === "background_automation").map((p) => p.metadata?.prompt ?? "").join("\n");
+    assert.match(shown, /model: the default model → mock\/other-model/);
+    assert.match(shown, /agent: general → plan/);
+    assert.match(changed.out, /rejected automation "paused digest"; it stays paused and unchanged/);
+    assert.deepEqual(queryDb(dbPath, "SELECT enabled, model, agent FROM automations WHERE id = ?", id), [{ enabled: 0, model: null, agent: "general" }]);
+    const same = await use("task_update", { id, enabled: true }, () => "reject");
+    assert.deepEqual(same.prompts, [], "nothing changed since the approval");
+    assert.match(same.out, /Updated automation/);
   });
 
   it("bash-only syntax that /bin/sh runs differently is refused: nothing asked, nothing stored, nothing ran", async () => {
