@@ -167,7 +167,7 @@ export class RunStarter {
   private async startTask(a: Automation, run: Run, stepsText?: string, worktree?: TaskWorktree): Promise<{ task: Task; note?: string }> {
     const { manager, store } = this.ctx;
     const trigger = run.triggerId ? store.trigger(run.triggerId) : undefined;
-    const workspace = this.ctx.config.workspaceContext ? await workspaceBlock(worktree ? (worktree.workdir ?? worktree.path) : this.ctx.config.directory) : undefined;
+    const workspace = this.ctx.config.workspaceContext ? await workspaceBlock(worktree ?? this.ctx.config.directory) : undefined;
     let note: string | undefined;
     if (a.sessionMode === "continue" && a.continueTaskId) {
       const earlier = manager.get(a.continueTaskId);

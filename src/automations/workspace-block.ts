@@ -1,5 +1,7 @@
 import { execFile, type ChildProcess } from "node:child_process";
 import { stat } from "node:fs/promises";
+import type { TaskWorktree } from "../core/task.ts";
+import { loadWorktrees } from "../worktrees/load-worktrees.ts";
 
 /** The whole budget for both git calls, in ms: a run never waits longer than this for its block. */
 export const WORKSPACE_TIMEOUT_MS = 100;
@@ -12,16 +14,18 @@ type GitResult = { ok: true; stdout: string } | { ok: false; why: string };
  * A short picture of the project's git state for a run's prompt: branch, ahead/behind its
  * upstream, uncommitted files (count and the first 10), the last 3 commits. Two git processes
  * in parallel, killed at the deadline. Never throws: git slow, missing or not a repository
- * gives one line saying so.
+ * gives one line saying so. `where`: the project's directory, or an isolated run's worktree.
  */
-export async function workspaceBlock(directory: string, opts: { timeoutMs?: number; now?: number } = {}): Promise<string> {
+export async function workspaceBlock(where: string | TaskWorktree, opts: { timeoutMs?: number; now?: number } = {}): Promise<string> {
   const timeoutMs = opts.timeoutMs ?? WORKSPACE_TIMEOUT_MS;
+  const directory = typeof where === "string" ? where : where.workdir ?? where.path;
   try {
+    const pinned = typeof where === "string" ? [] : [...(await pinnedTo(where)), "-c", "diff.ignoreSubmodules=all"];
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(), timeoutMs);
     const [status, log] = await Promise.all([
-      git(directory, ["--no-optional-locks", "status", "--porcelain=v2", "--branch", "-z"], deadline.signal),
-      git(directory, ["--no-optional-locks", "log", "-3", "--format=%h%x09%s%x09%ct"], deadline.signal),
+      git(directory, [...pinned, "--no-optional-locks", "status", "--porcelain=v2", "--branch", "-z"], deadline.signal),
+      git(directory, [...pinned, "--no-optional-locks", "log", "-3", "--format=%h%x09%s%x09%ct"], deadline.signal),
     ]).finally(() => clearTimeout(timer));
     if (deadline.signal.aborted) return `[Workspace: skipped, git did not answer within ${timeoutMs} ms]`;
     if (!status.ok) return `[Workspace: skipped, ${await whyNot(directory, status.why)}]`;
@@ -31,6 +35,14 @@ export async function workspaceBlock(directory: string, opts: { timeoutMs?: numb
   } catch (error) {
     return `[Workspace: skipped, ${error instanceof Error ? error.message : String(error)}]`;
   }
+}
+
+/**
+ * In a run's worktree (where its steps have run), git is the worktrees module's: the worktree's
+ * git dir and work tree named, never found from its `.git`, with its pinned config.
+ */
+async function pinnedTo(worktree: TaskWorktree): Promise<string[]> {
+  return (await (await loadWorktrees()).pinnedArgs(worktree)).prefix;
 }
 
 /** Resolves with git's output or why it failed; killed (and resolved) when the signal aborts. */

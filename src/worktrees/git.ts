@@ -78,6 +78,13 @@ export const PINNED_CONFIG: [string, string][] = [
 /** For every command that shows a diff's text: no program the repository's config or attributes name. */
 export const DIFF_SAFE = ["--no-ext-diff", "--no-textconv"];
 
+/**
+ * For every status or diff that looks at a worktree's files: a folder the child made a repository
+ * of (`sub/.git/`, added as a gitlink) is not looked into, for git would run `git status` inside it
+ * with that repository's own config (its fsmonitor, its filters).
+ */
+export const NO_SUBMODULES = "--ignore-submodules=all";
+
 /** PINNED_CONFIG as `-c key=value` arguments. */
 export const PINNED_ARGS = PINNED_CONFIG.flatMap(([key, value]) => ["-c", `${key}=${value}`]);
 

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FALLBACK_IDENTITY, git, gitCommitting, gitOut, GitFailure } from "./git.ts";
+import { FALLBACK_IDENTITY, git, gitCommitting, gitOut, GitFailure, NO_SUBMODULES } from "./git.ts";
 import { supportsMergeTree } from "./git-version.ts";
 import { oneAtATime } from "./repo-lock.ts";
 import { untampered } from "./settle-worktree.ts";
@@ -47,7 +47,7 @@ async function mergePlan(wt: Worktree, opts: MergeOptions): Promise<MergeResult 
   if (existsSync(wt.path)) {
     const wtGit = await untampered(wt).catch((error) => (error instanceof WorktreeTampered ? error : Promise.reject(error)));
     if (wtGit instanceof WorktreeTampered) return refused(`${wtGit.message} Discard the branch, or merge it by hand after reading it.`);
-    if (await wtGit.out(["status", "--porcelain"])) {
+    if (await wtGit.out(["status", "--porcelain", NO_SUBMODULES])) {
       return refused(`The worktree ${wt.path} has uncommitted changes. Let the task settle (it commits them), then merge again.`);
     }
   }

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { DIFF_SAFE, git, gitOut } from "./git.ts";
+import { DIFF_SAFE, git, gitOut, NO_SUBMODULES } from "./git.ts";
 import { assertUntampered, worktreeGit, type WorktreeGit } from "./worktree-git.ts";
 import type { Worktree, WorktreeChanges } from "./worktree.ts";
 
@@ -24,7 +24,7 @@ export async function untampered(wt: Pick<Worktree, "path" | "repo">): Promise<W
 /** Commits everything uncommitted in the worktree; false when there was nothing. */
 export async function commitUncommitted(wtGit: WorktreeGit, message: string): Promise<boolean> {
   await wtGit.run(["add", "--all"]);
-  const staged = await wtGit.run(["diff", "--cached", "--quiet"], { okCodes: [1] });
+  const staged = await wtGit.run(["diff", "--cached", "--quiet", NO_SUBMODULES], { okCodes: [1] });
   if (staged.code === 0) return false;
   await wtGit.committing(["commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m", message]);
   return true;
@@ -64,7 +64,7 @@ export async function unmergedCommitCount(wt: Worktree): Promise<number> {
 export async function worktreeDiff(wt: Worktree, maxChars: number): Promise<{ text: string; truncated: boolean; seeRest: string }> {
   const live = existsSync(wt.path) ? await worktreeGit(wt) : undefined;
   const diff = live
-    ? await live.out(["diff", ...DIFF_SAFE, wt.base, "--"])
+    ? await live.out(["diff", ...DIFF_SAFE, NO_SUBMODULES, wt.base, "--"])
     : await gitOut(wt.repo, ["diff", ...DIFF_SAFE, wt.base, `refs/heads/${wt.branch}`, "--"]);
   const untracked = live ? await live.out(["ls-files", "--others", "--exclude-standard"]) : "";
   const full = untracked ? `${diff}\n\nUntracked files (not in the diff until committed):\n${untracked}` : diff;

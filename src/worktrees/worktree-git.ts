@@ -23,16 +23,25 @@ type Place = { path: string; repo: string };
 
 /** Git pinned to the worktree at `wt.path`; throws WorktreeTampered when git's own record of it is not found. */
 export async function worktreeGit(wt: Place): Promise<WorktreeGit> {
-  const gitDir = await adminDirOf(wt);
-  const pinned = [...PINNED_ARGS, "--git-dir", gitDir, "--work-tree", wt.path];
-  const drivers = await driverOverrides(wt.path, pinned);
-  const args = (rest: string[]) => [...pinned, ...drivers, ...rest];
+  const { gitDir, prefix } = await pinnedArgs(wt);
+  const args = (rest: string[]) => [...prefix, ...rest];
   return {
     gitDir,
     run: (rest, opts) => git(wt.path, args(rest), opts),
     out: async (rest) => (await git(wt.path, args(rest))).stdout.trim(),
     committing: (rest) => gitCommitting(wt.path, args(rest)),
   };
+}
+
+/**
+ * The arguments that go before a git subcommand about the worktree (for a caller with its own
+ * process handling, such as a run's workspace block, which kills git at a deadline): the pinned
+ * config, `--git-dir`, `--work-tree`, the driver overrides.
+ */
+export async function pinnedArgs(wt: Place): Promise<{ gitDir: string; prefix: string[] }> {
+  const gitDir = await adminDirOf(wt);
+  const pinned = [...PINNED_ARGS, "--git-dir", gitDir, "--work-tree", wt.path];
+  return { gitDir, prefix: [...pinned, ...(await driverOverrides(wt.path, pinned))] };
 }
 
 /**

@@ -7,3 +7,4 @@ export { mergeWorktree, checkMerge, type MergeResult } from "./merge-worktree.ts
 export { removeWorktree } from "./remove-worktree.ts";
 export { sparesMade, removeSpares } from "./spare-worktree.ts";
 export { listWorktrees, type ListedWorktree } from "./list-worktrees.ts";
+export { pinnedArgs } from "./worktree-git.ts";

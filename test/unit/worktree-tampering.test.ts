@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { createWorktree, mergeWorktree, removeWorktree, settleWorktree, worktreeDiff, type Worktree } from "../../src/worktrees/worktrees.ts";
 import { worktreeSupport } from "../../src/plugin/worktree-support.ts";
 import { WorktreeTamperedError } from "../../src/core/task-worktree.ts";
+import { workspaceBlock } from "../../src/automations/workspace-block.ts";
 import { commitFiles, gitSync, initRepo, isolateGit, tempDirs } from "../helpers/git-repo.ts";
 
 /**
@@ -107,6 +108,40 @@ describe("a worktree whose .git the child rewrote", () => {
     await worktreeDiff(wt, 10_000);
     assert.equal(changes.changed, true);
     assert.equal(existsSync(marker), false, "a filter or textconv of the child's choosing ran");
+  });
+
+  it("a repository the child makes inside its worktree (a gitlink) is not looked into: its fsmonitor and filters do not run", async () => {
+    const { repo, root, marker } = fresh();
+    const wt = await createWorktree({ repo, root, description: "child", from: "head" });
+    const sub = join(wt.path, "sub");
+    mkdirSync(sub);
+    gitSync(sub, ["init", "--quiet"]);
+    commitFiles(sub, { "f.txt": "x\n" }, "inner");
+    gitSync(sub, ["config", "core.fsmonitor", `touch '${marker}'; false`]);
+    gitSync(sub, ["config", "filter.evil.clean", `touch '${marker}'; cat`]);
+    writeFileSync(join(sub, ".gitattributes"), "* filter=evil\n");
+    // Same size, same second: git cannot tell from the file's stat, so it would hash it through the filter.
+    writeFileSync(join(sub, "f.txt"), "y\n");
+
+    await settleWorktree(wt, "child");
+    writeFileSync(join(sub, "f.txt"), "z\n");
+    await worktreeDiff(wt, 10_000);
+    await mergeWorktree(wt);
+    assert.equal(existsSync(marker), false, "git ran the inner repository's command");
+  });
+});
+
+describe("an isolated automation run's workspace block", () => {
+  it("reads the worktree through its own git dir: a rewritten .git runs nothing and names the run's real branch", async () => {
+    const { repo, root, marker } = fresh();
+    const wt = await createWorktree({ repo, root, description: "run", from: "head" });
+    fakeGitDir(repo, wt, marker);
+    writeFileSync(join(wt.path, ".git"), "gitdir: ./fakegit\n");
+    writeFileSync(join(wt.path, "step-output.txt"), "x\n");
+
+    const block = await workspaceBlock(wt, { timeoutMs: 10_000 });
+    assert.equal(existsSync(marker), false, "the fake git dir's fsmonitor ran");
+    assert.match(block, new RegExp(`^\\[Workspace\\]\\nbranch ${wt.branch} `));
   });
 });
 
