@@ -1,6 +1,6 @@
 import { describe, it, after } from "node:test";
 import assert from "node:assert/strict";
-import { startStack, call, pluginDbPath, taskIdsIn, toolOutputs, waitUntil, type Stack } from "../harness/plugin-stack.ts";
+import { startStack, call, pluginDbPath, taskIdsIn, toolOutputs, waitUntil, pendingPermissions, answerPermission, MOCK_MODEL, type Stack } from "../harness/plugin-stack.ts";
 import { defaultResponder, messageText, type MockReply, type MockRequest } from "../harness/mock-model.ts";
 
 /**
@@ -63,11 +63,19 @@ describe("budgets on the real host", () => {
     assert.equal(requestsOf(10), 3);
   });
 
-  it("resume without a budget is refused; with a larger one the same session goes on to its end", async () => {
+  it("resume without a budget is refused; with a larger one the user is asked (background_budget), and once approved the same session goes on to its end", async () => {
     await stack.say(parent, call("background_task", { description: "again", prompt: "go on", agent: "general", resume: child }));
-    assert.match(await lastOutput(parent, "background_task"), /stopped at its budget \(budget_exceeded: .*\)\. Resume it with a larger budget/);
+    assert.match(await lastOutput(parent, "background_task"), /stopped at its budget \(budget_exceeded: .*\)\. The user decides whether it goes on: ask them whether to resume it with a larger budget/);
     assert.equal(requestsOf(10), 3, "a refused resume sends nothing");
-    await stack.say(parent, call("background_task", { description: "again", prompt: "go on", agent: "general", resume: child, budget: { tokens: 20000 } }));
+    const before = (await toolOutputs(stack, parent, "background_task")).length;
+    void stack.server.client.session.promptAsync({
+      path: { id: parent }, body: { agent: "build", model: MOCK_MODEL, parts: [{ type: "text", text: call("background_task", { description: "again", prompt: "go on", agent: "general", resume: child, budget: { tokens: 20000 } }) }] },
+    });
+    const asked = await waitUntil(async () => (await pendingPermissions(stack)).find((p) => p.sessionID === parent), { timeoutMs: 15_000, what: "the background_budget prompt" });
+    assert.equal(asked.permission, "background_budget");
+    assert.equal(requestsOf(10), 3, "nothing goes on while the user is asked");
+    await answerPermission(stack, asked.id, "once");
+    await waitUntil(async () => (await toolOutputs(stack, parent, "background_task"))[before], { timeoutMs: 20_000, what: "the resume's answer" });
     assert.match(await lastOutput(parent, "background_task"), new RegExp(`^Resumed background task ${child} \\(resume #1\\)`));
     const done = await waitUntil(async () => (await notices(parent, child)).find((n) => n.includes('status="completed"')), { timeoutMs: 60_000, what: "the resumed task's result" });
     assert.match(done, /^Result:\nfinished after 10 requests$/m, done);
