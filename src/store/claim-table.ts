@@ -43,7 +43,8 @@ export class ClaimTable<Key extends SqlValue = string> {
       const row = this.sql(`SELECT ${this.spec.byColumn} AS by, ${this.spec.atColumn} AS at FROM ${this.spec.table}
         WHERE project_id = ? AND ${this.spec.key} = ? AND (${this.spec.open})`).get(this.projectId, key);
       if (!row || !mayTake(claimOf(row), by, now, leaseMs)) return false;
-      return this.set(key, by, now) === 1;
+      // Not `=== 1`: under Bun `changes` counts the rows a trigger wrote too (the tasks table's change stamp).
+      return this.set(key, by, now) > 0;
     });
   }
 
