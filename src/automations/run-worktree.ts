@@ -1,5 +1,6 @@
 import type { Task, TaskWorktree } from "../core/task.ts";
 import { loadWorktrees } from "../worktrees/load-worktrees.ts";
+import { WorktreeTampered, type Worktree, type WorktreeChanges } from "../worktrees/worktree.ts";
 
 /**
  * After an isolated run's task settled: its work committed (a cancelled child's too), then the
@@ -7,10 +8,10 @@ import { loadWorktrees } from "../worktrees/load-worktrees.ts";
  * removed, so a run that did nothing leaves nothing behind.
  */
 export async function branchLeftBy(task: Task): Promise<string | undefined> {
-  const { settleWorktree, removeWorktree } = await loadWorktrees();
+  const { removeWorktree } = await loadWorktrees();
   const { path, branch, base, repo } = task.worktree!;
   const worktree = { path, branch, base, repo };
-  const changes = await settleWorktree(worktree, `task ${task.id} "${task.description}"`);
+  const changes = await settledOrAsIs(worktree, `task ${task.id} "${task.description}"`);
   if (changes.changed) return branch;
   await removeWorktree(worktree, { deleteBranch: true });
   return undefined;
@@ -25,6 +26,7 @@ export async function branchLeftByRun(made: TaskWorktree, runId: number, descrip
   const { settleWorktree, removeWorktree, nameBranch } = await loadWorktrees();
   const { path, branch, base, repo } = made;
   const worktree = { path, branch, base, repo };
+  // A .git rewritten by a step throws (worktree_tampered): the run logs it and keeps the branch.
   const changes = await settleWorktree(worktree, `automation run ${runId} "${description}"`);
   if (!changes.changed) {
     await removeWorktree(worktree, { deleteBranch: true });
@@ -34,4 +36,16 @@ export async function branchLeftByRun(made: TaskWorktree, runId: number, descrip
   const named = await nameBranch(worktree, `run${runId}`, description).catch(() => worktree);
   await removeWorktree(named, { deleteBranch: false });
   return named.branch;
+}
+
+/**
+ * The worktree settled; one whose `.git` was rewritten (its task already settled as an error
+ * saying so) is not: its branch is judged by what was committed on it before.
+ */
+async function settledOrAsIs(worktree: Worktree, label: string): Promise<WorktreeChanges> {
+  const { settleWorktree, branchChanges } = await loadWorktrees();
+  return settleWorktree(worktree, label).catch((error) => {
+    if (error instanceof WorktreeTampered) return branchChanges(worktree);
+    throw error;
+  });
 }

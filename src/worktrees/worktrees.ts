@@ -2,7 +2,7 @@
 export { WorktreeRefusal, type Worktree, type WorktreeChanges } from "./worktree.ts";
 export { worktreesRoot, isInsideWorktreesRoot, slugOf } from "./worktree-paths.ts";
 export { createWorktree, nameBranch, mainCheckout } from "./create-worktree.ts";
-export { settleWorktree, worktreeDiff, hasUnmergedCommits, unmergedCommitCount } from "./settle-worktree.ts";
+export { settleWorktree, branchChanges, worktreeDiff, hasUnmergedCommits, unmergedCommitCount } from "./settle-worktree.ts";
 export { mergeWorktree, checkMerge, type MergeResult } from "./merge-worktree.ts";
 export { removeWorktree } from "./remove-worktree.ts";
 export { sparesMade, removeSpares } from "./spare-worktree.ts";

@@ -6,6 +6,8 @@ import { createWorktree, mergeWorktree, removeWorktree, settleWorktree, worktree
 import { worktreeSupport } from "../../src/plugin/worktree-support.ts";
 import { WorktreeTamperedError } from "../../src/core/task-worktree.ts";
 import { workspaceBlock } from "../../src/automations/workspace-block.ts";
+import { branchLeftBy } from "../../src/automations/run-worktree.ts";
+import { runningTask } from "../store/task-fixtures.ts";
 import { commitFiles, gitSync, initRepo, isolateGit, tempDirs } from "../helpers/git-repo.ts";
 
 /**
@@ -142,6 +144,37 @@ describe("an isolated automation run's workspace block", () => {
     const block = await workspaceBlock(wt, { timeoutMs: 10_000 });
     assert.equal(existsSync(marker), false, "the fake git dir's fsmonitor ran");
     assert.match(block, new RegExp(`^\\[Workspace\\]\\nbranch ${wt.branch} `));
+  });
+});
+
+describe("an isolated automation run whose task's child rewrote .git", () => {
+  it("keeps the branch for what was committed before, commits nothing more, runs nothing", async () => {
+    const { repo, root, marker } = fresh();
+    const wt = await createWorktree({ repo, root, description: "nightly", from: "default-branch" });
+    commitFiles(wt.path, { "report.md": "found 2\n" }, "child's commit");
+    writeFileSync(join(wt.path, "notes.md"), "uncommitted\n");
+    fakeGitDir(repo, wt, marker);
+    writeFileSync(join(wt.path, ".git"), "gitdir: ./fakegit\n");
+    const task = runningTask("ses_run1", { status: "error", description: "nightly (automation run #1)", worktree: wt });
+
+    assert.equal(await branchLeftBy(task), wt.branch);
+    assert.equal(existsSync(marker), false);
+    assert.equal(gitSync(repo, ["log", "-1", "--format=%s", wt.branch]), "child's commit");
+  });
+
+  it("with nothing committed before, leaves no branch and no directory", async () => {
+    const { repo, root, marker } = fresh();
+    const wt = await createWorktree({ repo, root, description: "nightly", from: "default-branch" });
+    writeFileSync(join(wt.path, "notes.md"), "uncommitted\n");
+    fakeGitDir(repo, wt, marker);
+    writeFileSync(join(wt.path, ".git"), `gitdir: ${join(repo, ".git")}\n`);
+    const task = runningTask("ses_run2", { status: "error", description: "nightly (automation run #2)", worktree: wt });
+
+    assert.equal(await branchLeftBy(task), undefined);
+    assert.equal(existsSync(wt.path), false);
+    assert.equal(existsSync(marker), false);
+    assert.equal(gitSync(repo, ["branch", "--list", wt.branch]), "");
+    assert.equal(gitSync(repo, ["log", "-1", "--format=%s"]), "first");
   });
 });
 
