@@ -127,7 +127,8 @@ async function build(input: PluginInput, rawOptions: unknown, host: Host, onCras
   manager.onSettle((task) => forkTransform.forget(task.id));
   const automations = options.automations ? new LazyAutomations({
     build: async () => (await import("./plugin/build-automations.ts")).buildAutomations({
-      store, manager, host: local, clock, directory: input.directory, filesWrittenBy: (taskId) => manager.hooks.filesWritten(taskId), onCrash,
+      // The routed host: a worker's session (a session: "continue" automation's) is asked of its worker.
+      store, manager, host: coreHost, clock, directory: input.directory, filesWrittenBy: (taskId) => manager.hooks.filesWritten(taskId), onCrash,
       ...(leaseMs ? { runLeaseMs: leaseMs } : {}),
     }, options),
     wanted: () => options.discovery !== false || store.hasAutomations(),
