@@ -1,13 +1,11 @@
-import { claimLive } from "../core/claims.ts";
+import { LEASES } from "../core/claims.ts";
+import { ClaimTable } from "./claim-table.ts";
 import type { CommandKind, CommandSource, CommandStatus, InboxCommand } from "../inbox/inbox-command.ts";
 import type { SqliteDatabase, SqliteStatement, SqlRow } from "./sqlite-driver.ts";
 import { StatementCache } from "./statement-cache.ts";
 
-/**
- * How long a claimed command is left to its holder: applying one takes well under a second, so a
- * claim this old belongs to an instance that stopped or hung, and another instance applies it.
- */
-export const COMMAND_LEASE_MS = 120_000;
+/** How long a claimed command is left to its holder (core/claims.ts LEASES says why). */
+export const COMMAND_LEASE_MS = LEASES.commandMs;
 
 /**
  * The durable inbox (migrations 7 and 14): the dashboard and the command line insert commands, a
@@ -17,8 +15,13 @@ export const COMMAND_LEASE_MS = 120_000;
  */
 export class CommandRepository {
   private statements = new StatementCache();
+  /** The one claim primitive; the inbox spans projects (a command names its own). */
+  private readonly claims: ClaimTable<number>;
 
-  constructor(private readonly db: SqliteDatabase) {}
+  constructor(private readonly db: SqliteDatabase) {
+    const open = "status IN ('pending', 'claimed')";
+    this.claims = new ClaimTable<number>(db, { table: "dashboard_commands", key: "id", byColumn: "claimed_by", atColumn: "claimed_at", open, onClaim: "status = 'claimed'", reentrant: false }, undefined, COMMAND_LEASE_MS);
+  }
 
   /** version: for approve, the proposalVersion() of the definition the user was shown (migration 16). */
   submit(projectId: string, kind: CommandKind, targetId: string, now: number, source: CommandSource = "dashboard", version?: string): InboxCommand {
@@ -35,11 +38,7 @@ export class CommandRepository {
 
   /** True when `by` won the command: pending, or claimed by a holder that is gone or out of lease. */
   claim(id: number, by: string, now: number): boolean {
-    return this.db.transaction(() => {
-      const row = this.sql("SELECT status, claimed_by, claimed_at FROM dashboard_commands WHERE id = ?").get(id);
-      if (!row || !claimable(row, now)) return false;
-      return this.sql("UPDATE dashboard_commands SET status = 'claimed', claimed_by = ?, claimed_at = ? WHERE id = ?").run(by, now, id).changes === 1;
-    });
+    return this.claims.claim(id, by, now);
   }
 
   finish(id: number, status: "done" | "failed", outcome: string, now: number): void {
@@ -54,12 +53,6 @@ export class CommandRepository {
   private sql(text: string): SqliteStatement {
     return this.statements.prepare(this.db, text);
   }
-}
-
-function claimable(row: SqlRow, now: number): boolean {
-  if (row.status === "pending") return true;
-  if (row.status !== "claimed") return false;
-  return row.claimed_by == null || !claimLive({ by: String(row.claimed_by), at: Number(row.claimed_at ?? 0) }, now, COMMAND_LEASE_MS);
 }
 
 export function rowToCommand(row: SqlRow): InboxCommand {

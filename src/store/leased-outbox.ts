@@ -1,4 +1,4 @@
-import { CLAIM_LEASE_MS, claimHeldByOther } from "../core/claims.ts";
+import { claimHeldByOther, LEASES } from "../core/claims.ts";
 import type { SqliteDatabase, SqliteStatement, SqlRow } from "./sqlite-driver.ts";
 import { StatementCache } from "./statement-cache.ts";
 
@@ -22,7 +22,7 @@ const TABLE = /^[a-z_]+$/;
  *   attempts INTEGER, next_attempt_at INTEGER, claimed_by TEXT, claimed_at INTEGER,
  *   created_at INTEGER, ended_at INTEGER, last_error TEXT
  * A claim is taken in a transaction, so of several processes on one database one sends each item;
- * a claim older than the lease (CLAIM_LEASE_MS), or of a process on this machine that is gone, is
+ * a claim older than the lease (LEASES.outboxMs), or of a process on this machine that is gone, is
  * taken over. Every change after a claim requires the claim still be ours: a claimer that was
  * overtaken (too slow) cannot confirm or reschedule what its successor now owns.
  */
@@ -48,12 +48,12 @@ export class LeasedOutbox {
 
   /** True when another live claimer holds the item now. */
   heldByOther(item: OutboxItem, now: number): boolean {
-    return item.claim !== undefined && claimHeldByOther(item.claim, this.claimer, now);
+    return item.claim !== undefined && claimHeldByOther(item.claim, this.claimer, now, LEASES.outboxMs);
   }
 
   /** When the item can next be claimed here: its next attempt, or the end of another's lease. */
   claimableAt(item: OutboxItem, now: number): number {
-    return this.heldByOther(item, now) ? Math.max(item.nextAttemptAt, item.claim!.at + CLAIM_LEASE_MS) : item.nextAttemptAt;
+    return this.heldByOther(item, now) ? Math.max(item.nextAttemptAt, item.claim!.at + LEASES.outboxMs) : item.nextAttemptAt;
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { Trigger } from "../automations/automation.ts";
-import { claimLive } from "../core/claims.ts";
+import { claimLive, LEASES } from "../core/claims.ts";
+import { ClaimTable } from "./claim-table.ts";
 import { rowToTrigger } from "./automation-rows.ts";
 import type { SqliteDatabase, SqliteStatement } from "./sqlite-driver.ts";
 import { StatementCache } from "./statement-cache.ts";
@@ -12,12 +13,8 @@ export type Delivery = {
   runId?: number;
 };
 
-/**
- * How long a delivery's claim is left to its holder while its run launches (a session and a
- * prompt, seconds at most): after this the holder is taken for stopped, and another process fires
- * it. A holder on this machine whose process is gone is replaced at once.
- */
-export const DELIVERY_LEASE_MS = 600_000;
+/** How long a delivery's claim is left to its holder while its run launches (core/claims.ts LEASES says why). */
+export const DELIVERY_LEASE_MS = LEASES.deliveryMs;
 
 /**
  * What event triggers keep beside the automation tables (migration 10): each source's state and
@@ -27,8 +24,13 @@ export const DELIVERY_LEASE_MS = 600_000;
  */
 export class TriggerRepository {
   private statements = new StatementCache();
+  /** Webhook deliveries on the one claim primitive: held while their run launches; their holder's own claim refuses too (never fired twice). */
+  private readonly deliveryClaims: ClaimTable<number>;
 
-  constructor(private db: SqliteDatabase, readonly projectId: string) {}
+  constructor(private db: SqliteDatabase, readonly projectId: string) {
+    const open = "status IN ('pending', 'claimed')";
+    this.deliveryClaims = new ClaimTable<number>(db, { table: "webhook_deliveries", key: "id", byColumn: "claimed_by", atColumn: "claimed_at", open, onClaim: "status = 'claimed'", reentrant: false }, projectId, DELIVERY_LEASE_MS);
+  }
 
   transaction<T>(fn: () => T): T {
     return this.db.transaction(fn);
@@ -136,11 +138,7 @@ export class TriggerRepository {
    * `holder`'s own included (its run is launching here; firing it again would fire it twice).
    */
   claimDelivery(d: Delivery, holder: string, now: number): boolean {
-    const row = this.sql("SELECT status, claimed_by, claimed_at FROM webhook_deliveries WHERE id = ?").get(d.id);
-    if (!row || (row.status !== "pending" && row.status !== "claimed")) return false;
-    if (row.status === "claimed" && (row.claimed_by === holder || claimLive({ by: String(row.claimed_by), at: Number(row.claimed_at ?? 0) }, now, DELIVERY_LEASE_MS))) return false;
-    this.sql("UPDATE webhook_deliveries SET status = 'claimed', claimed_by = ?, claimed_at = ? WHERE id = ?").run(holder, now, d.id);
-    return true;
+    return this.deliveryClaims.claim(d.id, holder, now);
   }
 
 

@@ -1,3 +1,4 @@
+import { LEASES } from "../core/claims.ts";
 import type { Clock } from "../core/clock.ts";
 import { errorMessage } from "../core/errors.ts";
 import type { Trigger } from "../automations/automation.ts";
@@ -8,7 +9,7 @@ import type { FireResult, SourceLoaders, WebhookListener } from "./source-loader
 import { WebhookDeliveries } from "./webhook-deliveries.ts";
 
 /** How long a lease lasts without renewal: a process that died without releasing is replaced after this. */
-export const LEASE_MS = 20_000;
+export const LEASE_MS = LEASES.triggerMs;
 /** While event triggers exist: leases renewed, deliveries fired, sources started and stopped at this pace. */
 export const TICK_MS = 2000;
 const RENEW_EVERY_MS = 5000;

@@ -249,7 +249,7 @@ describe("channel delivery", { timeout: 120_000 }, () => {
       d.enqueue(dead, ["team"]);
     });
     const deadPid = spawnSync("true").pid!;
-    new LeasedOutbox(db, "channel_deliveries", "p", `${hostname()}:${process.pid}:slowone`).claim(clock.now(), 1, (i) => i.row.channel === "bot");
+    new LeasedOutbox(db, "channel_deliveries", "p", newClaimer() /* a live instance of this process */).claim(clock.now(), 1, (i) => i.row.channel === "bot");
     new LeasedOutbox(db, "channel_deliveries", "p", `${hostname()}:${deadPid}:crashed`).claim(clock.now(), 1, (i) => i.row.channel === "team");
     d.start();
     await settle(clock, d);
@@ -266,8 +266,8 @@ describe("channel delivery", { timeout: 120_000 }, () => {
     const d = makeDelivery(db, {}, {});
     db.transaction(() => d.enqueue(notice(), ["x"]));
     db.prepare("UPDATE channel_deliveries SET status = 'pending', ended_at = NULL, next_attempt_at = 0").run();
-    const first = new LeasedOutbox(db, "channel_deliveries", "p", `${hostname()}:${process.pid}:first`);
-    const second = new LeasedOutbox(db, "channel_deliveries", "p", `${hostname()}:${process.pid}:second`);
+    const first = new LeasedOutbox(db, "channel_deliveries", "p", newClaimer());
+    const second = new LeasedOutbox(db, "channel_deliveries", "p", newClaimer());
     const [item] = first.claim(1000, 5, () => true);
     assert.equal(second.claim(1000 + 29_999, 5, () => true).length, 0);
     assert.equal(second.claim(1000 + 30_000, 5, () => true)[0].id, item.id);
