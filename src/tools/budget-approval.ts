@@ -37,7 +37,8 @@ export async function allowedBudget(manager: TaskManager, scope: TaskScope, call
   const budget = left ? leastOf(wanted ?? left, roundedDown(left)) : wanted;
   const cut = requested && budget && !sameBudget(requested, budget);
   const note = cut ? `The budget asked for (${formatBudget(requested)}) was cut to ${formatBudget(budget)}: what task ${scope.owner} has left.` : undefined;
-  if (requested && budget && needsUser(budget, manager.defaultBudget(), resumed)) await askUser(call, budget, request);
+  const option = manager.defaultBudget();
+  if (requested && budget && needsUser(budget, option, resumed)) await askUser(call, budget, resumed ? resumed.budget : option, request);
   return { budget, note };
 }
 
@@ -52,13 +53,14 @@ function isAbove(budget: Budget, limit: Budget): boolean {
   return units.length === 0 || units.some((k) => budget[k]! > limit[k]!);
 }
 
-async function askUser(call: CallContext, budget: Budget, { resumed, description }: Request): Promise<void> {
+/** `old`: the resumed task's budget, or for a launch the taskBudget option it goes above. */
+async function askUser(call: CallContext, budget: Budget, old: Budget | undefined, { resumed, description }: Request): Promise<void> {
   const what = resumed ? `task ${resumed.id} "${resumed.description}"` : `new task "${description}"`;
-  const old = resumed?.budget ? formatBudget(resumed.budget) : "none";
-  const title = `Budget ${formatBudget(budget)} for ${what} (${resumed ? `was ${old}` : "above the taskBudget option"})`;
+  const was = old ? formatBudget(old) : "none";
+  const title = `Budget ${formatBudget(budget)} for ${what} (${resumed ? `was ${was}` : `taskBudget option: ${was}`})`;
   const refused = `The user declined the budget ${formatBudget(budget)} for ${what}; nothing was ${resumed ? "resumed" : "launched"}.`;
   if (!call.ask) return; // as every tool here: OpenCode always passes one; a caller without it (tests driving tools) is the user
-  const metadata = { title, task: resumed?.id, description: resumed?.description ?? description, oldBudget: resumed?.budget, newBudget: budget };
+  const metadata = { title, task: resumed?.id, description: resumed?.description ?? description, oldBudget: old, newBudget: budget };
   try {
     await call.ask({ permission: BUDGET_PERMISSION, patterns: [formatBudget(budget)], always: [formatBudget(budget)], metadata });
   } catch (error) {

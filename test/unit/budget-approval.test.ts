@@ -104,7 +104,8 @@ describe("background_budget: the user decides about more", () => {
     assert.equal(f.asks.length, 1);
     const [ask] = f.asks;
     assert.equal(ask.permission, "background_budget");
-    assert.match(String(ask.metadata.title), /\$5\.00 for new task "big job"/);
+    assert.equal(ask.metadata.title, 'Budget $5.00 for new task "big job" (taskBudget option: $0.500)');
+    assert.deepEqual(ask.metadata.oldBudget, { usd: 0.5 });
     assert.deepEqual(ask.metadata.newBudget, { usd: 5 });
     assert.deepEqual(f.store.tasks.get(id!)?.budget, { usd: 5 });
     await f.launch({ description: "small", budget: { usd: 0.5 } });
