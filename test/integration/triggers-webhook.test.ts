@@ -292,6 +292,13 @@ describe("webhook triggers on the real host", () => {
     const shown = cli(["--show-secret"]);
     assert.equal(shown.status, 0, shown.stderr);
     assert.ok(shown.stdout.includes(deploy.secret) && shown.stdout.includes(flood.secret), shown.stdout);
+    // Inside an OpenCode tool call (its bash tool sets AGENT=1 and OPENCODE=1) the secrets would reach the model (issue 33).
+    for (const env of [{ AGENT: "1", OPENCODE: "" }, { AGENT: "", OPENCODE: "1" }]) {
+      const inside = spawnSync(process.execPath, [BIN, "webhooks", "--db", dbPath, "--show-secret", "--json"], { encoding: "utf8", env: { ...process.env, ...env } });
+      assert.equal(inside.status, 1, inside.stdout);
+      assert.match(inside.stderr, /Not shown: this runs inside an OpenCode tool call/);
+      assert.ok(!(inside.stdout + inside.stderr).includes(deploy.secret), "no secret printed");
+    }
   });
 
   it("a secret in a tool call's trigger is refused, naming the CLI command, and nothing is stored", async () => {
@@ -400,5 +407,23 @@ describe("webhook triggers on the real host", () => {
     await new Promise((r) => setTimeout(r, 500));
     assert.deepEqual(runs(door.id).map((r) => [r.status, String(r.event_data).includes("door-marker-6f3")]), [["completed", true]]);
     assert.equal(deliveries(door.id).length, 1, "no unsigned request was stored");
+  });
+
+  it("70 replays of a signed delivery are answered 200 duplicate without spending the hook's 60 a minute: its sender's next delivery is accepted (issue 33)", async () => {
+    const body = JSON.stringify({ action: "welcome", marker: "door-marker-6f3" });
+    const captured = github(door.secret, body, "door-1", "push"); // the delivery of the test above, as a captured request
+    const replays: number[] = [];
+    for (let i = 0; i < 70; i++) {
+      const res = await post(door.url, body, captured);
+      replays.push(res.status);
+      await res.arrayBuffer();
+    }
+    assert.deepEqual([...new Set(replays)], [200]);
+    const nextBody = JSON.stringify({ action: "welcome", marker: "door-marker-next" });
+    const next = await post(door.url, nextBody, github(door.secret, nextBody, "door-2", "push"));
+    assert.equal(next.status, 202, "the replays spent none of the hook's limit");
+    await next.arrayBuffer();
+    // A delivery is stored before it is answered: the 202 one is there, no replay is.
+    assert.deepEqual(deliveries(door.id).map((d) => d.delivery_id), ["door-1", "door-2"]);
   });
 });
