@@ -108,7 +108,7 @@ export class TaskManager<Hooks extends TaskHooks = TaskHooks> {
     this.health = new StoreHealth(clock);
     const ctx: CoreContext = { host, store: this.health.watch(store), clock, log: new CoreLog(host), spend, worktrees };
     this.ctx = ctx;
-    this.scopes = new TaskScopes(host, ctx.store);
+    this.scopes = new TaskScopes(host, ctx.store, (message, error) => ctx.log.error(message, error));
     this.worktrees = worktrees;
     this.notifier = new ParentNotifier({ host, store: ctx.store, clock, resultCap: config.resultCapChars, onError: (m, e) => ctx.log.error(m, e), claimer });
     this.waiters = new SettleWaiters(clock);

@@ -27,12 +27,22 @@ export class TaskScopes {
   /** Session id → parent id (null: none, or not in the host's list), as the host last listed it. */
   private parents = new Map<string, string | null>();
 
-  constructor(private host: Pick<Host, "listSessions">, private store: Pick<TaskStore, "get" | "list">) {}
+  constructor(
+    private host: Pick<Host, "listSessions">,
+    private store: Pick<TaskStore, "get" | "list">,
+    private onError: (message: string, error: unknown) => void = () => {},
+  ) {}
 
   async scopeOf(callerSessionID: string): Promise<TaskScope> {
     let scope = this.known(callerSessionID);
     while (scope === undefined) {
-      await this.learn(this.unknownFor(callerSessionID));
+      try {
+        await this.learn(this.unknownFor(callerSessionID));
+      } catch (error) {
+        // Whether the caller is inside a task is unknown: it reaches only what it launched itself, until the host answers.
+        this.onError(`Could not read the session list to scope session ${callerSessionID}'s task tools`, error);
+        return { owner: callerSessionID, sees: (task) => this.reaches(task.parentSessionID, callerSessionID) };
+      }
       scope = this.known(callerSessionID);
     }
     return scope;

@@ -107,6 +107,18 @@ describe("a child sees and touches only its own tree", () => {
     assert.match(String(await tool.execute({ task_id: "auto_1#3" } as never, context(PARENT))), /Cancelled the steps/);
   });
 
+  it("while the host cannot list sessions, a session not known to be the user's reaches only what it launched itself", async () => {
+    const { f, u, a, g1, assertUnknown } = await project();
+    const { id: sub } = await f.host.createSession({ parentID: a, title: "subagent" });
+    f.host.listSessions = async () => {
+      throw new Error("connection refused");
+    };
+    assertUnknown("background_output", await f.call("background_output", { task_id: u }, { sessionID: sub }), u);
+    assertUnknown("background_output", await f.call("background_output", { task_id: g1 }, { sessionID: sub }), g1);
+    assert.match(await f.call("background_list", {}), new RegExp(u), "the user's session still lists its own tasks");
+    assert.match(await f.call("background_output", { task_id: g1 }, { sessionID: a }), /grandchild G1/, "a task's own session needs no list");
+  });
+
   it("the host's session list is read once per unknown session, not per call", async () => {
     const { f, a } = await project();
     const { id: sub } = await f.host.createSession({ parentID: a, title: "subagent" });
