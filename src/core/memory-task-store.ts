@@ -2,7 +2,7 @@ import type { Task } from "./task.ts";
 import { summaryOf, type TaskSummary } from "./task-summary.ts";
 import type { PendingNotification, TaskEvent, TaskFilter, TaskStore } from "./task-store.ts";
 import { maskSecrets } from "./mask-secrets.ts";
-import { mayTake, type Claim } from "./claims.ts";
+import { LEASES, mayTake, type Claim } from "./claims.ts";
 import { RUNNING_STATUSES } from "./task.ts";
 
 const copy = <T>(value: T): T => structuredClone(value);
@@ -71,11 +71,12 @@ export class MemoryTaskStore implements TaskStore {
     this.delivered.set(notificationId, notification);
   }
 
-  claimNotification(notificationId: string, by: string, at: number): void {
+  claimNotification(notificationId: string, by: string, at: number): boolean {
     const notification = this.outbox.get(notificationId);
-    if (!notification) return;
+    if (!notification || !mayTake(notification.claim, by, at, LEASES.outboxMs)) return false;
     notification.claim = { by, at };
     notification.claims = (notification.claims ?? 0) + 1;
+    return true;
   }
 
   releaseClaim(notificationId: string): void {

@@ -3,7 +3,7 @@ import type { Task } from "./task.ts";
 import type { PendingNotification, TaskStore } from "./task-store.ts";
 import type { Host, HostMessage, SessionActivity } from "../host/host.ts";
 import { followUpText, notificationMarker, notificationText, withMarker } from "./notification-text.ts";
-import { claimHeldByOther, newClaimer } from "./claims.ts";
+import { newClaimer } from "./claims.ts";
 import { fallbackLine, followUpLine, taskNoticeLine } from "./notice-line.ts";
 
 const CONFIRMED_IDLE_TRUST_MS = 250;
@@ -229,9 +229,7 @@ export class ParentNotifier {
     const { store, clock } = this.deps;
     return store.transaction(() => {
       const now = clock.now();
-      const free = store.pendingNotifications(parentID).filter((n) => !n.claim || !claimHeldByOther(n.claim, this.claimer, now));
-      for (const n of free) store.claimNotification(n.id, this.claimer, now);
-      return free;
+      return store.pendingNotifications(parentID).filter((n) => store.claimNotification(n.id, this.claimer, now));
     });
   }
 

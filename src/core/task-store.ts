@@ -58,8 +58,12 @@ export interface TaskStore {
   pendingNotifications(parentSessionID?: string): PendingNotification[];
   /** Confirmed: the host accepted it (or it was found in the parent). It leaves the outbox. */
   markDelivered(notificationId: string, at: number): void;
-  /** Marks a pending notification as being sent by `by` (counts the claim); it stays pending until confirmed. */
-  claimNotification(notificationId: string, by: string, at: number): void;
+  /**
+   * Claims a pending notification for `by` to send (counts the claim) when no other live instance
+   * holds it (core/claims.ts, LEASES.outboxMs; `by`'s own claim counts as free). True when `by`
+   * holds it now; it stays pending until confirmed.
+   */
+  claimNotification(notificationId: string, by: string, at: number): boolean;
   /** Drops the claim (the send failed); the claim count stays. */
   releaseClaim(notificationId: string): void;
   /**

@@ -1,6 +1,7 @@
 import { claimHeldByOther, LEASES } from "../core/claims.ts";
 import type { SqliteDatabase, SqliteStatement, SqlRow } from "./sqlite-driver.ts";
 import { StatementCache } from "./statement-cache.ts";
+import { ClaimTable } from "./claim-table.ts";
 
 /** An outbox row's delivery state; the table's own columns come along in `row`. */
 export type OutboxItem = {
@@ -28,6 +29,8 @@ const TABLE = /^[a-z_]+$/;
  */
 export class LeasedOutbox {
   private statements = new StatementCache();
+  /** The one claim primitive (claim-table.ts); confirming, rescheduling and releasing stay `WHERE claimed_by = claimer`. */
+  private readonly claims: ClaimTable;
 
   constructor(
     private db: SqliteDatabase,
@@ -37,6 +40,7 @@ export class LeasedOutbox {
     readonly claimer: string,
   ) {
     if (!TABLE.test(table)) throw new Error(`not a table name: ${table}`);
+    this.claims = new ClaimTable(db, { table, key: "id", byColumn: "claimed_by", atColumn: "claimed_at", open: "status = 'pending'", onClaim: "attempts = attempts + 1" }, projectId, LEASES.outboxMs);
   }
 
   /** Pending items, soonest first. */
@@ -65,9 +69,11 @@ export class LeasedOutbox {
     return this.db.transaction(() => {
       const due = this.sql(`SELECT * FROM ${this.table} WHERE project_id = ? AND status = 'pending' AND next_attempt_at <= ?
         ORDER BY next_attempt_at, created_at LIMIT 500`).all(this.projectId, now).map(toItem);
-      const taken = due.filter((item) => !this.heldByOther(item, now) && accept(item)).slice(0, limit);
-      const update = this.sql(`UPDATE ${this.table} SET claimed_by = ?, claimed_at = ?, attempts = attempts + 1 WHERE project_id = ? AND id = ?`);
-      for (const item of taken) update.run(this.claimer, now, this.projectId, item.id);
+      const taken: OutboxItem[] = [];
+      for (const item of due) {
+        if (taken.length >= limit) break;
+        if (!this.heldByOther(item, now) && accept(item) && this.claims.claim(item.id, this.claimer, now)) taken.push(item);
+      }
       return taken.map((item) => ({ ...item, attempts: item.attempts + 1, claim: { by: this.claimer, at: now } }));
     });
   }

@@ -49,6 +49,8 @@ export class SqliteTaskStore implements TaskStore {
   private cacheSeq = 0;
   /** Who drives each running task's child (migration 30). */
   private readonly claims: ClaimTable;
+  /** Who sends each pending parent notification. */
+  private readonly notificationClaims: ClaimTable;
 
   /** The task table alone on a connection of its own (tests and benchmarks); the plugin opens a Store. */
   static open({ path, projectId }: { path: string; projectId: string }): SqliteTaskStore {
@@ -64,6 +66,9 @@ export class SqliteTaskStore implements TaskStore {
   ) {
     const open = "status IN ('running', 'resumed')";
     this.claims = new ClaimTable(db, { table: "tasks", key: "id", byColumn: "claimed_by", atColumn: "claimed_at", open }, projectId, LEASES.taskMs);
+    this.notificationClaims = new ClaimTable(db, {
+      table: "notifications", key: "id", byColumn: "claimed_by", atColumn: "claimed_at", open: "delivered_at IS NULL", onClaim: "claims = claims + 1",
+    }, projectId, LEASES.outboxMs);
   }
 
   get path(): string {
@@ -126,9 +131,8 @@ export class SqliteTaskStore implements TaskStore {
     );
   }
 
-  claimNotification(notificationId: string, by: string, at: number): void {
-    this.sql(`UPDATE notifications SET claimed_at = ?, claimed_by = ?, claims = claims + 1
-      WHERE project_id = ? AND id = ? AND delivered_at IS NULL`).run(at, by, this.projectId, notificationId);
+  claimNotification(notificationId: string, by: string, at: number): boolean {
+    return this.notificationClaims.claim(notificationId, by, at);
   }
 
   releaseClaim(notificationId: string): void {

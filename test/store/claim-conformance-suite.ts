@@ -41,6 +41,12 @@ const TABLES: ClaimedTable[] = [
     renew: (s, by, now) => s.automations.runClaims.renew(by, now),
   },
   {
+    name: "parent notifications (being sent)",
+    leaseMs: LEASES.outboxMs,
+    row: (s, now) => { const id = `n${++seq}`; s.tasks.enqueueNotification({ id, parentSessionID: "ses_p", taskId: "ses_c", text: "t", wake: true, createdAt: now }); return id; },
+    claim: (s, key, by, now) => s.tasks.claimNotification(String(key), by, now),
+  },
+  {
     name: "dashboard and CLI commands",
     leaseMs: LEASES.commandMs,
     row: (s, now) => s.commands.submit("proj", "pause", `au_${++seq}`, now).id,

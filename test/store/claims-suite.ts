@@ -74,13 +74,15 @@ export function defineClaimsSuite({ describe, it }: TestApi): void {
       const store = await open();
       const note = { id: "n1", parentSessionID: "ses_p", taskId: "ses_c", text: "t", wake: true, createdAt: 1 };
       store.tasks.enqueueNotification(note);
-      store.tasks.claimNotification("n1", remoteHolder, 1000);
+      assert.equal(store.tasks.claimNotification("n1", remoteHolder, 1000), true);
       const [claimed] = store.tasks.pendingNotifications();
       assert.deepEqual(claimed!.claim, { by: remoteHolder, at: 1000 });
-      assert.equal(claimHeldByOther(claimed!.claim!, store.holder, 1000), true);
-      assert.equal(claimHeldByOther(claimed!.claim!, store.holder, 1000 + CLAIM_LEASE_MS), false);
-      store.tasks.claimNotification("n1", deadHolder(), 1000);
-      assert.equal(claimHeldByOther(store.tasks.pendingNotifications()[0]!.claim!, store.holder, 1000), false);
+      assert.equal(store.tasks.claimNotification("n1", store.holder, 1000 + CLAIM_LEASE_MS - 1), false, "a live claimer keeps it for its lease");
+      assert.equal(store.tasks.claimNotification("n1", store.holder, 1000 + CLAIM_LEASE_MS), true, "then it is free");
+      store.tasks.releaseClaim("n1");
+      assert.equal(store.tasks.claimNotification("n1", deadHolder(), 1000), true);
+      assert.equal(store.tasks.claimNotification("n1", store.holder, 1000), true, "a dead claimer's is free at once");
+      assert.equal(store.tasks.pendingNotifications()[0]!.claims, 4, "every claim counted");
     }));
 
     it("dashboard and CLI commands: one instance wins; a claim of a dead or silent instance is taken over", withStore(async (open) => {
