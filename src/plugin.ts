@@ -5,6 +5,7 @@ import { DAY_MS, systemClock } from "./core/clock.ts";
 import { errorMessage } from "./core/errors.ts";
 import { TaskManager } from "./core/task-manager.ts";
 import { createOpencodeHost, warmDirectory } from "./host/opencode-host.ts";
+import { createToolCallDisplay } from "./host/tool-call-display.ts";
 import { normalizeEvent } from "./host/normalize-event.ts";
 import type { Host, HostEvent } from "./host/host.ts";
 import { countingHost } from "./host/counting-host.ts";
@@ -156,18 +157,18 @@ async function build(input: PluginInput, rawOptions: unknown, host: Host, onCras
     { name: "the command inbox", start: () => inbox.start(), stop: () => inbox.stop() },
   ];
   return {
-    options, store, manager, forkTransform, automations, spend,
+    options, store, manager, forkTransform, automations, spend, display: createToolCallDisplay(input.client, onCrash),
     parts: new Parts(parts.filter((part): part is Part => !!part), onCrash),
   };
 }
 
 /** What OpenCode calls: the tools and the hooks, each of which logs a failure instead of throwing. */
 function hooks(plugin: Built, host: Host, onCrash: OnCrash, dispose: () => void): Hooks {
-  const { options, manager, forkTransform, automations, spend } = plugin;
+  const { options, manager, forkTransform, automations, spend, display } = plugin;
   const evidence = manager.hooks;
   return {
     dispose: async () => dispose(),
-    tool: buildTools({ manager, clock: systemClock, options, onCrash, evidence, automations, spend }),
+    tool: buildTools({ manager, clock: systemClock, options, onCrash, evidence, automations, spend, display }),
     config: async (config) => {
       try {
         if (automations) askForAutomationsByDefault(config as { permission?: unknown });

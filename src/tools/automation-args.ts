@@ -167,13 +167,15 @@ export async function allowTriggerCommands(triggers: Trigger[], call: CallContex
 
 /**
  * The plugin runs step commands itself: the user's bash permission decides first, for each command
- * that `before` (the steps as they were) did not already have.
+ * that `before` (the steps as they were) did not already have. The prompt's title names the step,
+ * and the automation and when it runs when `of` is given (the TUI shows it above the command).
  */
-export async function allowStepCommands(steps: Step[] | undefined, call: CallContext, refused: string, before: Step[] = []): Promise<void> {
+export async function allowStepCommands(steps: Step[] | undefined, call: CallContext, refused: string, before: Step[] = [], of?: { title: string; triggers: string[] }): Promise<void> {
+  const automation = of ? `automation "${of.title}" (${of.triggers.join("; ") || "task_run only"})` : "an automation";
   for (const step of steps ?? []) {
     if (before.some((b) => b.run === step.run)) continue;
     const refusal = `Running \`${step.run}\` (step "${step.name}") was not allowed (bash permission); ${refused}. Use a command the user allows.`;
-    await allowExpectCommand(step.run, call, "an automation", refusal, `step "${step.name}" of an automation`);
+    await allowExpectCommand(step.run, call, "an automation", refusal, `Step "${step.name}" of ${automation}`);
   }
 }
 

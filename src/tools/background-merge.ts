@@ -2,12 +2,16 @@ import type { Clock } from "../core/clock.ts";
 import type { TaskManager } from "../core/task-manager.ts";
 import { TaskError, errorMessage } from "../core/errors.ts";
 import type { Task, TaskWorktree } from "../core/task.ts";
+import type { MergePreview } from "../worktrees/worktrees.ts";
 import { loadWorktrees } from "../worktrees/load-worktrees.ts";
 import { defineTool, type CallContext } from "./tool-kit.ts";
 import { isolatedTask, refuseOutsideCaller, refuseWhileWorking } from "./isolated-task.ts";
 
 /** How much of a diff the answer shows; the rest is one git command away. */
 export const DIFF_CAP_CHARS = 16_000;
+
+/** How much of a merge's diff its `edit` prompt carries (the TUI scrolls it; every file is named either way). */
+export const PREVIEW_CAP_CHARS = 200_000;
 
 export const MERGE_PERMISSION = "background_merge";
 
@@ -28,7 +32,8 @@ export function backgroundMergeTool({ manager, clock, onCrash }: Deps) {
       // A merge that would be refused is refused before the user is asked to approve it.
       const refusal = args.action === "merge" ? await (await loadWorktrees()).checkMerge(task.worktree) : undefined;
       if (refusal) return notMerged(task, refusal);
-      await approve(call, task, args.action);
+      const preview = args.action === "merge" ? await (await loadWorktrees()).mergePreview(task.worktree, PREVIEW_CAP_CHARS) : undefined;
+      await approve(call, task, args.action, preview);
       const done = args.action === "merge" ? await merge(task) : await discard(task);
       if (done.removed) manager.recordWorktreeRemoval(task.id, { at: clock.now(), by: args.action, branchKept: false });
       return done.answer;
@@ -76,18 +81,26 @@ async function discard(task: Owned): Promise<{ removed: boolean; answer: string 
 }
 
 /**
- * OpenCode's permission prompt, asked before anything changes (a merge only once it is known to
+ * OpenCode's permission prompts, asked before anything changes (a merge only once it is known to
  * land): merge and discard change the user's repository. Branch names hold no `*` or `?` (git
- * refuses them), so the pattern is no wildcard; "always" allows that action for every branch for the rest of the process.
+ * refuses them), so the pattern is no wildcard; "always" allows that action for every branch for
+ * the rest of the process. A merge then asks `edit` for the files it writes, with their diff, as
+ * OpenCode's own apply_patch does (one prompt: the paths as patterns, "always" any file): the
+ * user's edit rules decide too, and the TUI draws that diff where the person answers.
  */
-async function approve(call: CallContext, task: Owned, action: "merge" | "discard"): Promise<void> {
+async function approve(call: CallContext, task: Owned, action: "merge" | "discard", preview?: MergePreview): Promise<void> {
   if (!call.ask) return;
   const { branch, repo } = task.worktree;
   const title = action === "merge"
     ? `Merge branch ${branch} of task ${task.id} "${task.description}" into the current branch of ${repo}`
     : `Discard branch ${branch} of task ${task.id} "${task.description}" and its worktree`;
+  const files = preview?.files.map((f) => `${f.path} (+${f.additions} -${f.deletions})`);
   try {
-    await call.ask({ permission: MERGE_PERMISSION, patterns: [`${action} ${branch}`], always: [`${action} *`], metadata: { title, task: task.id, branch, action } });
+    await call.ask({ permission: MERGE_PERMISSION, patterns: [`${action} ${branch}`], always: [`${action} *`], metadata: { title, task: task.id, branch, action, ...(files ? { files } : {}) } });
+    if (preview?.files.length) {
+      const paths = preview.files.map((f) => f.path);
+      await call.ask({ permission: "edit", patterns: paths, always: ["*"], metadata: { filepath: paths.join(", "), diff: preview.diff, ...(preview.truncated ? { truncated: true } : {}) } });
+    }
   } catch (error) {
     throw new TaskError(`The user rejected the ${action} of ${branch}; nothing was changed. (${errorMessage(error)})`);
   }

@@ -22,20 +22,22 @@ import { taskDeleteTool } from "./task-delete.ts";
 import { taskRunTool } from "./task-run.ts";
 import { taskTriggerAddTool } from "./task-trigger-add.ts";
 import { taskTriggerRemoveTool } from "./task-trigger-remove.ts";
+import { withShownAsks } from "./shown-asks.ts";
+import type { ToolCallDisplay } from "../host/tool-call-display.ts";
 
 export const TOOL_NAMES = ["background_task", "background_output", "background_list", "background_cancel", "background_clear", "background_merge"] as const;
 export const AUTOMATION_TOOL_NAMES = [
   "task_create", "task_propose", "task_read", "task_list", "task_update", "task_delete", "task_run", "task_trigger_add", "task_trigger_remove",
 ] as const;
 
-type Ready = { manager: TaskManager; clock: Clock; options: Options; onCrash: (m: string, e: unknown) => void; evidence?: EvidenceService; automations?: AutomationAccess; spend?: SpendLines };
+type Ready = { manager: TaskManager; clock: Clock; options: Options; onCrash: (m: string, e: unknown) => void; evidence?: EvidenceService; automations?: AutomationAccess; spend?: SpendLines; display?: ToolCallDisplay };
 type Unavailable = { unavailable: string };
 
 /** The plugin's tools; when the plugin cannot work, each tool answers why instead. */
 export function buildTools(deps: Ready | Unavailable): Record<string, ToolDefinition> {
   if ("unavailable" in deps) return unavailableTools(deps.unavailable);
-  const { manager, clock, options, onCrash, evidence, automations, spend } = deps;
-  return {
+  const { manager, clock, options, onCrash, evidence, automations, spend, display } = deps;
+  return withShownAsks({
     ...(automations ? lazyAutomationTools(automations, onCrash, hasWorkers(options)) : {}),
     background_task: backgroundTaskTool({ manager, onCrash, hasWorkers: hasWorkers(options), defaultIsolation: options.defaultIsolation }),
     background_output: backgroundOutputTool({
@@ -47,7 +49,7 @@ export function buildTools(deps: Ready | Unavailable): Record<string, ToolDefini
     background_cancel: backgroundCancelTool({ manager, onCrash, automations }),
     background_clear: backgroundClearTool({ manager, clock, onCrash }),
     background_merge: backgroundMergeTool({ manager, clock, onCrash }),
-  };
+  }, display);
 }
 
 /** The nine task_* tools: scheduled background work (not a to-do list). */

@@ -9,6 +9,7 @@ import { checkRunnable, type Step } from "../automations/step-spec.ts";
 import { refuseRemoteExpectCommand } from "../automations/widening.ts";
 import { budgetText, type AutomationBudget } from "../automations/automation-budget.ts";
 import { ISOLATION_WORDS } from "../proposals/proposal-definition.ts";
+import { settingLines } from "../automations/widening.ts";
 
 const DESCRIPTION = `Create an automation: background agent prompt and/or shell steps, run on schedule/event triggers or task_run; reports here. Not a to-do list; the user approves it.`;
 
@@ -38,9 +39,9 @@ export function taskCreateTool({ automations, onCrash, hasWorkers }: AutomationT
       automations.catalog.checkChannels(fields);
       automations.catalog.checkWorker(fields.worker);
       const approval = automations.catalog.approvalOf({ id, ...fields }, {}, triggers).key;
-      if (fields.enabled) await approve(call.ask, { title: args.title, key: approval }, approvalText(fields), triggers.map((t) => describeTrigger(t.spec)), undefined, fields);
+      if (fields.enabled) await approve(call.ask, { title: args.title, key: approval }, [approvalText(fields), ...settingLines({ ...fields, triggers: [] })].join("\n"), triggers.map((t) => describeTrigger(t.spec)), undefined, fields);
       await allowRunCommand(fields, call, "nothing was stored");
-      await allowStepCommands(fields.steps, call, "nothing was stored");
+      await allowStepCommands(fields.steps, call, "nothing was stored", [], { title: args.title, triggers: triggers.map((t) => describeTrigger(t.spec)) });
       await allowTriggerCommands(triggers, call, "nothing was stored");
       const created = automations.catalog.create(id, fields, triggers, { sessionID: call.sessionID, agent: call.agent, model: call.model }, webhooks, undefined, approval);
       const lines = created.triggers.map((t) => `- ${t.id}: ${triggerLine(t)}`);

@@ -4,6 +4,7 @@ export { worktreesRoot, isInsideWorktreesRoot, slugOf } from "./worktree-paths.t
 export { createWorktree, nameBranch, mainCheckout } from "./create-worktree.ts";
 export { settleWorktree, branchChanges, worktreeDiff, hasUnmergedCommits, unmergedCommitCount } from "./settle-worktree.ts";
 export { mergeWorktree, checkMerge, type MergeResult } from "./merge-worktree.ts";
+export { mergePreview, type MergePreview } from "./merge-preview.ts";
 export { removeWorktree } from "./remove-worktree.ts";
 export { sparesMade, removeSpares } from "./spare-worktree.ts";
 export { listWorktrees, type ListedWorktree } from "./list-worktrees.ts";

@@ -11,7 +11,7 @@ import { createOpencodeClient, type OpencodeClient } from "@opencode-ai/sdk";
 import { createServer, type AddressInfo } from "node:net";
 
 const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const OPENCODE_BIN = join(PROJECT_ROOT, "node_modules/opencode-linux-x64/bin/opencode");
+export const OPENCODE_BIN = join(PROJECT_ROOT, "node_modules/opencode-linux-x64/bin/opencode");
 const PLUGIN_PACKAGE = join(PROJECT_ROOT, "node_modules/@opencode-ai/plugin");
 const PLUGIN_VERSION = "1.18.33";
 const LISTENING = /opencode server listening on (http:\/\/\S+)/;
@@ -107,7 +107,8 @@ export async function startOpencode(options: StartOptions): Promise<OpencodeServ
 
 // ---- dirs ----
 
-async function prepareDirs(options: StartOptions): Promise<{ homeDir: string; projectDir: string }> {
+/** A private home (seeded) and a git project, unless `options` names them; the TUI harness starts OpenCode there too. */
+export async function prepareDirs(options: Pick<StartOptions, "homeDir" | "projectDir">): Promise<{ homeDir: string; projectDir: string }> {
   let root: string | undefined;
   const fresh = async () => (root ??= await newRoot());
   const homeDir = options.homeDir ?? join(await fresh(), "home");
@@ -210,8 +211,9 @@ export function freePort(): Promise<number> {
   });
 }
 
-function spawnServer(options: StartOptions, homeDir: string, projectDir: string, port: number): ChildProcess {
-  const env = {
+/** The environment OpenCode runs in: the private home, offline, the mock provider and the plugin (serve and the TUI alike). */
+export function opencodeEnv(options: StartOptions, homeDir: string): NodeJS.ProcessEnv {
+  return {
     ...inheritedEnv(),
     ...xdg(homeDir),
     OPENCODE_DISABLE_AUTOUPDATE: "1",
@@ -223,6 +225,10 @@ function spawnServer(options: StartOptions, homeDir: string, projectDir: string,
     OPENCODE_CONFIG_CONTENT: JSON.stringify(serverConfig(options)),
     ...options.env,
   };
+}
+
+function spawnServer(options: StartOptions, homeDir: string, projectDir: string, port: number): ChildProcess {
+  const env = opencodeEnv(options, homeDir);
   const args = ["serve", "--hostname", "127.0.0.1", "--port", String(port), "--print-logs", "--log-level", options.logLevel ?? "INFO"];
   const child = spawn(OPENCODE_BIN, args, { cwd: projectDir, env, stdio: ["ignore", "pipe", "pipe"] });
   liveServers.add(child);

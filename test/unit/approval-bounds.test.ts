@@ -64,7 +64,7 @@ describe("what the user approves shows an automation's budget and isolation", ()
     await call("task_run", { id });
     assert.equal(automationPrompts().at(-1)!.metadata.prompt, `check later\nbudget: 20.0k tokens per run\n${SETTINGS}`, "and how it runs and reports (issue 33)");
     await call("task_create", { title: "plain", prompt: "just this" });
-    assert.equal(automationPrompts().at(-1)!.metadata.prompt, "just this");
+    assert.equal(automationPrompts().at(-1)!.metadata.prompt, `just this\n${SETTINGS}`, "task_create shows how it runs and reports too (issue 33)");
     assert.equal(automationPrompts().at(-1)!.metadata.budget, undefined);
   });
 

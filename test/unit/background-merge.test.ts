@@ -27,6 +27,7 @@ function project() {
   const f = coreFixture();
   const asked: Asked[] = [];
   let answer: "once" | "reject" = "once";
+  let rejectedPermission: string | undefined;
   let whileAsked: () => void = () => {};
 
   /** Calls a tool as the parent's model, with OpenCode's permission prompt answered by `answer`. */
@@ -36,7 +37,7 @@ function project() {
     ask: async (input: Asked) => {
       asked.push(input);
       whileAsked();
-      if (answer === "reject") throw new Error("The user rejected permission to use this specific tool call.");
+      if (answer === "reject" || input.permission === rejectedPermission) throw new Error("The user rejected permission to use this specific tool call.");
     },
   } as never));
 
@@ -58,7 +59,7 @@ function project() {
   const state = () => ({ head: gitSync(repo, ["rev-parse", "HEAD"]), status: gitSync(repo, ["status", "--porcelain"]), shared: readFileSync(join(repo, "shared.txt"), "utf8") });
   const branchExists = (branch: string) => gitSync(repo, ["branch", "--list", branch]) !== "";
   const recorded = (id: string) => f.store.get(id)!.worktree!;
-  return { f, repo, root, asked, call, isolated, state, branchExists, recorded, reject: () => { answer = "reject"; }, allow: () => { answer = "once"; }, whileAsked: (act: () => void) => { whileAsked = act; } };
+  return { f, repo, root, asked, call, isolated, state, branchExists, recorded, reject: () => { answer = "reject"; }, rejectOnly: (permission: string) => { rejectedPermission = permission; }, allow: () => { answer = "once"; }, whileAsked: (act: () => void) => { whileAsked = act; } };
 }
 
 describe("background_merge", () => {
@@ -79,8 +80,10 @@ describe("background_merge", () => {
     assert.match(await p.call("background_list", {}), new RegExp(`${two.id} \\(branch ${two.wt.branch}\\) `), "a branch still there has no mark");
     assert.deepEqual(p.asked[0], {
       permission: "background_merge", patterns: [`merge ${one.wt.branch}`], always: ["merge *"],
-      metadata: { title: `Merge branch ${one.wt.branch} of task ${one.id} "write one" into the current branch of ${p.repo}`, task: one.id, branch: one.wt.branch, action: "merge" },
+      metadata: { title: `Merge branch ${one.wt.branch} of task ${one.id} "write one" into the current branch of ${p.repo}`, task: one.id, branch: one.wt.branch, action: "merge", files: ["shared.txt (+1 -1)"] },
     });
+    assert.deepEqual({ ...p.asked[1], metadata: { ...p.asked[1]!.metadata, diff: "" } }, { permission: "edit", patterns: ["shared.txt"], always: ["*"], metadata: { filepath: "shared.txt", diff: "" } }, "then OpenCode's edit permission for the file it writes, as apply_patch asks");
+    assert.match(String(p.asked[1]!.metadata.diff), /^diff --git a\/shared\.txt b\/shared\.txt\n[^]*\n-base\n\+one\n$/);
 
     const before = p.state();
     const refused = await p.call("background_merge", { task_id: two.id, action: "merge" });
@@ -91,11 +94,11 @@ describe("background_merge", () => {
     assert.deepEqual(p.state(), before, "HEAD, status and the file are as they were");
     assert.ok(existsSync(two.wt.path) && p.branchExists(two.wt.branch), "the second's worktree and branch stay");
     assert.equal(p.recorded(two.id).removed, undefined);
-    assert.equal(p.asked.length, 1, "a merge that would conflict is refused before the user is asked");
+    assert.equal(p.asked.length, 2, "a merge that would conflict is refused before the user is asked");
 
     const again = await p.call("background_merge", { task_id: one.id, action: "merge" });
     assert.match(again, /was merged, with its worktree; nothing is left to act on/);
-    assert.equal(p.asked.length, 1, "no prompt for a task with nothing left");
+    assert.equal(p.asked.length, 2, "no prompt for a task with nothing left");
   });
 
   it("a rejected prompt changes nothing, for merge and for discard", async () => {
@@ -111,6 +114,23 @@ describe("background_merge", () => {
     assert.ok(existsSync(one.wt.path) && p.branchExists(one.wt.branch));
     assert.equal(p.recorded(one.id).removed, undefined);
     assert.equal(p.asked.length, 2);
+  });
+
+  it("the merge's edit prompt names every file it writes with its diff; the user's edit answer decides: rejected, nothing merged", async () => {
+    const p = project();
+    const one = await p.isolated("two files", { "new.txt": "fresh\nlines\n", "other.txt": "changed\n" });
+    const before = p.state();
+    p.rejectOnly("edit");
+    const out = await p.call("background_merge", { task_id: one.id, action: "merge" });
+    assert.match(out, new RegExp(`^background_merge: The user rejected the merge of ${one.wt.branch}; nothing was changed\\.`));
+    const edit = p.asked.find((a) => a.permission === "edit")!;
+    assert.deepEqual(edit.patterns, ["new.txt", "other.txt"]);
+    assert.equal(edit.metadata.filepath, "new.txt, other.txt");
+    assert.match(String(edit.metadata.diff), /\n\+fresh\n\+lines\n[^]*\n-other\n\+changed\n/);
+    assert.deepEqual(p.asked[0]!.metadata.files, ["new.txt (+2 -0)", "other.txt (+1 -1)"]);
+    assert.deepEqual(p.state(), before, "HEAD, status and files as they were");
+    assert.ok(existsSync(one.wt.path) && p.branchExists(one.wt.branch));
+    assert.equal(p.recorded(one.id).removed, undefined);
   });
 
   it("discard removes the worktree and the branch, commits and all, and the task records it", async () => {
@@ -186,7 +206,7 @@ describe("background_merge", () => {
     const one = await p.isolated("edit shared", { "shared.txt": "one\n" });
     p.whileAsked(() => writeFileSync(join(p.repo, "shared.txt"), "edited while asked\n"));
     const out = await p.call("background_merge", { task_id: one.id, action: "merge" });
-    assert.equal(p.asked.length, 1, "it could land when asked");
+    assert.equal(p.asked.length, 2, "it could land when asked (background_merge, then edit)");
     assert.match(out, /^Not merged: The main checkout has uncommitted changes to files bg\/\S+ changes\./);
     assert.equal(readFileSync(join(p.repo, "shared.txt"), "utf8"), "edited while asked\n");
     assert.ok(existsSync(one.wt.path) && p.branchExists(one.wt.branch));
