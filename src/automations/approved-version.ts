@@ -3,7 +3,7 @@ import type { Automation, TriggerSpec } from "./automation.ts";
 import type { AutomationFields } from "./automation-catalog.ts";
 
 /** What the user approves of an automation: everything that decides what its runs do, and where their results go. */
-export type ApprovedDefinition = Pick<Automation, "prompt" | "agent" | "notify" | "model" | "channels" | "report" | "worker" | "steps" | "expect" | "budget" | "isolation"> & {
+export type ApprovedDefinition = Pick<Automation, "prompt" | "agent" | "notify" | "model" | "channels" | "report" | "worker" | "steps" | "expect" | "budget" | "isolation" | "promptWhen"> & {
   triggers: TriggerSpec[];
 };
 
@@ -25,6 +25,7 @@ export function approvedDefinition(a: Definable, triggers: TriggerSpec[]): Appro
     steps: a.steps?.length ? a.steps : undefined,
     expect: a.expect, budget: a.budget,
     isolation: a.isolation === "worktree" ? "worktree" : undefined,
+    promptWhen: a.promptWhen === "always" ? "always" : undefined,
     triggers: triggers.map((t) => canonicalJson(t)).sort().map((t) => JSON.parse(t) as TriggerSpec),
   });
 }

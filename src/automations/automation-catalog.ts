@@ -13,7 +13,7 @@ import { approvedDefinition, nextApproval, USER_APPROVAL, type Approval } from "
 /** What the model sets on an automation (task_create, task_update); the rest is the plugin's. */
 export type AutomationFields = Pick<
   Automation,
-  "title" | "prompt" | "agent" | "model" | "notify" | "sessionMode" | "maxRuns" | "overlap" | "catchUp" | "enabled" | "expect" | "channels" | "report" | "steps" | "worker" | "budget" | "isolation"
+  "title" | "prompt" | "agent" | "model" | "notify" | "sessionMode" | "maxRuns" | "overlap" | "catchUp" | "enabled" | "expect" | "channels" | "report" | "steps" | "worker" | "budget" | "isolation" | "promptWhen"
 >;
 
 /** Who creates it: the session runs report to, with its agent and model. */
@@ -261,5 +261,7 @@ function withoutEmpty(a: Automation): Automation {
   if (!a.worker || a.worker === "local") delete a.worker;
   if (!a.budget) delete a.budget;
   if (a.isolation !== "worktree") delete a.isolation;
+  // Stored as "always" or absent: absent is the default, "failure".
+  if (a.promptWhen !== "always") delete a.promptWhen;
   return a;
 }

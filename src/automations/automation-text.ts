@@ -116,7 +116,7 @@ export function runLine(run: Run, triggers: Trigger[]): string {
 
 /** A definition's steps, one line each: `- test: \`npm test\` (timeout 10m, continue_on_error)`. */
 export function stepDefinitionLines(steps: Step[]): string[] {
-  return steps.map((s) => `- ${s.name}: \`${s.run}\` (timeout ${s.timeout ?? "5m"}${s.continueOnError ? ", continue_on_error" : ""})`);
+  return steps.map((s) => `- ${s.name}: \`${s.run}\` (timeout ${s.timeout ?? "5m"}${s.retries ? `, retries ${s.retries}, retry_delay ${s.retryDelay ?? "5s"}` : ""}${s.continueOnError ? ", continue_on_error" : ""})`);
 }
 
 export { iso as isoTime };

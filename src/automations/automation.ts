@@ -21,6 +21,8 @@ export type Automation = {
   prompt: string;
   /** Shell commands run first (see run-steps.ts); the prompt then runs after them, with their outcome. */
   steps?: Step[];
+  /** With steps and a prompt, when the prompt runs: "always" after the steps; absent ("failure"): only when a step failed. */
+  promptWhen?: "failure" | "always";
   agent: string;
   model?: ModelRef;
   notify: NotifyPolicy;

@@ -3,7 +3,8 @@ import { constants, tmpdir } from "node:os";
 import { join } from "node:path";
 import { maskSecrets } from "../core/mask-secrets.ts";
 import { runShell, type ShellResult } from "../triggers/run-shell.ts";
-import { stepEnvPrefix, type Step, type StepResult } from "./step-spec.ts";
+import { stepEnvPrefix, type Step, type StepResult, type StepTry } from "./step-spec.ts";
+import { systemClock, type Clock } from "../core/clock.ts";
 import { lastLines } from "./step-text.ts";
 
 /** Lines (and characters) of a step's output kept on the run row. */
@@ -21,6 +22,8 @@ export type StepsOptions = {
   signal: AbortSignal;
   /** Called when a step starts and when it ends, with every step's state so far. */
   onProgress?: (results: StepResult[]) => void;
+  /** Times the wait between a step's tries (default: the system clock). */
+  clock?: Clock;
 };
 
 export type StepsOutcome = {
@@ -44,12 +47,7 @@ export async function runSteps(steps: Step[], options: StepsOptions): Promise<St
     const env = { ...options.env, ...(await eventEnv(dir, options.event)) };
     for (const [i, step] of steps.entries()) {
       if (options.signal.aborted) return { results, cancelled: true };
-      results[i] = { ...results[i]!, status: "running" };
-      options.onProgress?.(results.map((r) => ({ ...r })));
-      const shell = await runShell(`exec 2>&1\n${step.run}`, { cwd: options.cwd, timeoutMs: step.timeoutMs, env, signal: options.signal });
-      const output = shell.stdout + shell.stderr;
-      const result = stepResult(results[i]!, shell, options.signal.aborted);
-      results[i] = result;
+      const { result, output } = await runStep(step, i, results, env, options);
       const file = join(dir, `${step.name}.out`);
       await writeFile(file, output, { mode: 0o600 });
       Object.assign(env, { [`${stepEnvPrefix(step.name)}_EXIT`]: String(result.exitCode), [`${stepEnvPrefix(step.name)}_OUTPUT_FILE`]: file });
@@ -61,6 +59,47 @@ export async function runSteps(steps: Step[], options: StepsOptions): Promise<St
   } finally {
     await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   }
+}
+
+/**
+ * One step, tried again after `retryDelayMs` up to `retries` times while it fails or times out.
+ * Each failed try stays on the result (`tries`), so the run's history shows every one of them.
+ */
+async function runStep(step: Step, i: number, results: StepResult[], env: Record<string, string>, options: StepsOptions): Promise<{ result: StepResult; output: string }> {
+  const tries: StepTry[] = [];
+  for (;;) {
+    results[i] = { ...results[i]!, status: "running", ...(tries.length ? { tries: [...tries] } : {}) };
+    options.onProgress?.(results.map((r) => ({ ...r })));
+    const shell = await runShell(`exec 2>&1\n${step.run}`, { cwd: options.cwd, timeoutMs: step.timeoutMs, env, signal: options.signal });
+    const result = stepResult(results[i]!, shell, options.signal.aborted);
+    results[i] = result;
+    const retry = (result.status === "failed" || result.status === "timed_out") && tries.length < (step.retries ?? 0);
+    if (!retry) return { result, output: shell.stdout + shell.stderr };
+    const { status, exitCode, durationMs, tail } = result;
+    tries.push({ status, exitCode, durationMs, ...(tail ? { tail } : {}) });
+    results[i] = { ...result, status: "running", tries: [...tries] };
+    options.onProgress?.(results.map((r) => ({ ...r })));
+    if (!(await waitOrAbort(step.retryDelayMs ?? 0, options.clock ?? systemClock, options.signal))) {
+      results[i] = { ...result, status: "cancelled", tries: [...tries] };
+      return { result: results[i]!, output: shell.stdout + shell.stderr };
+    }
+  }
+}
+
+/** Waits `ms`; false when aborted first. */
+function waitOrAbort(ms: number, clock: Clock, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onAbort = () => {
+      clock.clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = clock.setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(true);
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
 }
 
 async function eventEnv(dir: string, event: StepsOptions["event"]): Promise<Record<string, string>> {

@@ -13,8 +13,8 @@ type Live = { controller: AbortController; done: Promise<void> };
 
 /**
  * The steps phase of runs of automations with steps: the run is `running` without a task while
- * its steps run in this process; then it ends without the model (no prompt), or its task starts
- * with the steps' outcome. The run row names the process (`stepsBy`), so that another process, or
+ * its steps run in this process; then it ends without the model (no prompt, or every step passed
+ * and prompt_when is "failure"), or its task starts with the steps' outcome. The run row names the process (`stepsBy`), so that another process, or
  * this one after a restart, can tell a phase still going from one cut off by a crash.
  */
 export class StepPhase {
@@ -103,6 +103,7 @@ export class StepPhase {
         env: { AUTOMATION_ID: a.id, AUTOMATION_RUN: String(run.runNo) },
         event: run.eventSummary !== undefined ? { summary: run.eventSummary, data: run.eventData } : undefined,
         signal,
+        clock: this.ctx.clock,
         onProgress: (results) => this.save(run.id, results),
       });
     } catch (error) {
@@ -113,7 +114,8 @@ export class StepPhase {
     if (cancelled) return this.endIn(place, { status: "cancelled", error: `Cancelled during step "${results.find((r) => r.status === "cancelled")?.name ?? "?"}".` });
     const hasPrompt = a.prompt.trim() !== "";
     if (failure && !hasPrompt) return this.endIn(place, { status: "error", error: failedStepError(failure.result) });
-    if (!hasPrompt) return this.endIn(place, { status: "completed", result: stepsResult(results), stableText: stepsStableText(results) });
+    // The steps are the happy path: the model takes over only when one failed, unless asked for always.
+    if (!hasPrompt || (!failure && a.promptWhen !== "always")) return this.endIn(place, { status: "completed", result: stepsResult(results), stableText: stepsStableText(results) });
     const text = failure ? failedStepPrompt(failure.result, failure.output, results) : passedStepsPrompt(results);
     if (signal.aborted) return this.endIn(place, { status: "cancelled", error: "Cancelled after its steps, before its task started." });
     const task = await this.launchTask(a, run, text, worktree && { worktree, settle: () => this.branchLeft(place) });

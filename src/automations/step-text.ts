@@ -31,10 +31,16 @@ export function stepOutcome(r: StepResult): string {
   }
 }
 
-/** One step in a line: "test: exit 1 in 3.2s". */
+/** One step in a line: "test: exit 1 in 3.2s", and a retried one's earlier tries: "test: exit 0 in 0.1s (try 3; before: exit 1 in 0.1s, timed out in 60.0s)". */
 export function stepLine(r: StepResult): string {
   const took = r.durationMs !== undefined ? ` in ${seconds(r.durationMs)}` : "";
-  return `${r.name}: ${stepOutcome(r)}${took}`;
+  return `${r.name}: ${stepOutcome(r)}${took}${triesText(r)}`;
+}
+
+function triesText(r: StepResult): string {
+  if (!r.tries?.length) return "";
+  const earlier = r.tries.map((t) => `${stepOutcome({ ...r, ...t, continueOnError: false })}${t.durationMs !== undefined ? ` in ${seconds(t.durationMs)}` : ""}`);
+  return ` (try ${r.tries.length + 1}; before: ${earlier.join(", ")})`;
 }
 
 /** The steps in one short line, for history lines: `pull: exit 0 in 0.4s; test: exit 1 in 3.2s ("1 failing")`. */
@@ -48,7 +54,7 @@ export function stepsCompact(results: StepResult[]): string {
 
 /** The steps in a table cell: `pull 0, test 1: "1 failing"` (exit codes, then the failed step's last output line). */
 export function stepsBrief(results: StepResult[]): string {
-  const codes = results.map((r) => `${r.name} ${r.status === "not_run" ? "-" : r.status === "timed_out" ? "timeout" : r.status === "passed" || r.status === "failed" ? r.exitCode : r.status}`);
+  const codes = results.map((r) => `${r.name} ${r.status === "not_run" ? "-" : r.status === "timed_out" ? "timeout" : r.status === "passed" || r.status === "failed" ? r.exitCode : r.status}${r.tries?.length ? ` (try ${r.tries.length + 1})` : ""}`);
   const failed = results.find((r) => (r.status === "failed" || r.status === "timed_out") && !r.continueOnError);
   const last = failed?.tail?.split("\n").at(-1)?.trim();
   return `${codes.join(", ")}${last ? `: ${JSON.stringify(last)}` : ""}`;
@@ -95,6 +101,7 @@ export function passedStepsPrompt(results: StepResult[]): string {
 }
 
 function failedHow(r: StepResult): string {
-  if (r.status === "timed_out") return `timed out after ${seconds(r.durationMs)} and was killed (exit ${r.exitCode})`;
-  return `exited with code ${r.exitCode} after ${seconds(r.durationMs)}`;
+  const tries = r.tries?.length ? ` (its last of ${r.tries.length + 1} tries)` : "";
+  if (r.status === "timed_out") return `timed out after ${seconds(r.durationMs)} and was killed (exit ${r.exitCode})${tries}`;
+  return `exited with code ${r.exitCode} after ${seconds(r.durationMs)}${tries}`;
 }

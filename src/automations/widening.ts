@@ -26,6 +26,8 @@ export function wideningChanges(current: Automation, change: Partial<AutomationF
   const command = change.expect?.command;
   if (command && command !== current.expect?.command) lines.push(`expect.command: ${command}`);
   if ("budget" in change && budgetWidens(current.budget, change.budget)) lines.push(`budget: ${limits(current.budget)} → ${limits(change.budget)}`);
+  // "always" runs the model on every run, where "failure" ran it only when a step failed.
+  if (change.promptWhen === "always" && current.promptWhen !== "always") lines.push("prompt_when: failure → always (the prompt runs after the steps on every run)");
   // Without a worktree its runs write in the user's checkout.
   if ("isolation" in change && change.isolation !== "worktree" && current.isolation === "worktree") lines.push("isolation: worktree → none");
   return lines;
@@ -38,6 +40,7 @@ export function wideningChanges(current: Automation, change: Partial<AutomationF
  */
 export function settingLines(d: ApprovedDefinition): string[] {
   return [
+    ...(d.steps?.length && d.prompt ? [`prompt_when: ${d.promptWhen === "always" ? "always (after the steps, every run)" : "failure (only when a step fails)"}`] : []),
     ...(d.expect?.command ? [`expect.command: ${d.expect.command}`] : []),
     ...(d.expect?.files?.length ? [`expect.files: ${d.expect.files.join(", ")}`] : []),
     `agent: ${d.agent}`, `model: ${modelText(d.model)}`, `worker: ${d.worker ?? "local"}`,
@@ -63,6 +66,7 @@ export function changesSince(approved: ApprovedDefinition, next: ApprovedDefinit
   if (differs("channels")) lines.push(`channels: ${approved.channels?.join(", ") ?? "none"} → ${next.channels?.join(", ") ?? "none"}`);
   if (differs("notify")) lines.push(`notify: ${approved.notify} → ${next.notify}`);
   if (differs("budget")) lines.push(`budget: ${limits(approved.budget)} → ${limits(next.budget)}`);
+  if (differs("promptWhen")) lines.push(`prompt_when: ${approved.promptWhen ?? "failure"} → ${next.promptWhen ?? "failure"}`);
   if (differs("isolation")) lines.push(`isolation: ${approved.isolation ?? "none"} → ${next.isolation ?? "none"}`);
   const before = approved.triggers.map((t) => canonicalJson(t));
   const after = next.triggers.map((t) => canonicalJson(t));

@@ -171,12 +171,12 @@ function inSteps(r: Run): boolean {
 
 function stepDefinitions(steps: Step[]): SafeHtml {
   return html`<table class="step-defs"><thead><tr><th>step</th><th>command (sh -c in the project)</th><th>timeout</th><th>on failure</th></tr></thead><tbody>
-${steps.map((s) => html`<tr><td>${s.name}</td><td>${exactText(s.run)}</td><td>${s.timeout ?? "5m"}</td><td>${s.continueOnError ? "continue" : "stop"}</td></tr>`)}</tbody></table>`;
+${steps.map((s) => html`<tr><td>${s.name}</td><td>${exactText(s.run)}</td><td>${s.timeout ?? "5m"}</td><td>${s.retries ? `try ${s.retries} more time(s), ${s.retryDelay ?? "5s"} apart, then ` : ""}${s.continueOnError ? "continue" : "stop"}</td></tr>`)}</tbody></table>`;
 }
 
 /** Each step's status, exit code and time, its output's last lines folded under it. */
 function stepResults(steps: StepResult[]): SafeHtml {
-  return html`<ul class="steps">${steps.map((s) => html`<li data-step="${s.name}">${status(s.status)} ${stepLine(s)}${s.tail ? html`<details><summary>output</summary><pre>${s.tail}</pre></details>` : ""}</li>`)}</ul>`;
+  return html`<ul class="steps">${steps.map((s) => html`<li data-step="${s.name}">${status(s.status)} ${stepLine(s)}${(s.tries ?? []).map((t, i) => (t.tail ? html`<details data-try="${i + 1}"><summary>output of try ${i + 1}</summary><pre>${t.tail}</pre></details>` : ""))}${s.tail ? html`<details><summary>output${s.tries?.length ? ` of try ${s.tries.length + 1}` : ""}</summary><pre>${s.tail}</pre></details>` : ""}</li>`)}</ul>`;
 }
 
 /** "YYYY-MM-DD" as the start of that day (local), or undefined. */

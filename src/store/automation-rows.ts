@@ -13,7 +13,7 @@ export const AUTOMATION_COLUMNS = [
   "catch_up", "report_to", "report_agent", "report_model", "enabled", "paused_reason", "done_at",
   "report_to_gone_at", "created_by", "created_at", "updated_at", "run_count", "consecutive_failures",
   "last_result_hash", "continue_task_id", "expect", "channels", "report", "steps", "proposal", "worker", "budget",
-  "isolation", "approved",
+  "isolation", "approved", "prompt_when",
 ] as const;
 
 const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
@@ -27,7 +27,7 @@ export function automationToParams(projectId: string, a: Automation): SqlValue[]
     a.catchUp, a.reportTo, a.reportAgent, json(a.reportModel), a.enabled ? 1 : 0, a.pausedReason ?? null, a.doneAt ?? null,
     a.reportToGoneAt ?? null, a.createdBy, a.createdAt, a.updatedAt, a.runCount, a.consecutiveFailures,
     a.lastResultHash ?? null, a.continueTaskId ?? null, json(a.expect), json(a.channels), a.report ?? null, json(a.steps), json(a.proposal), a.worker ?? null, json(a.budget),
-    a.isolation ?? null, json(a.approved),
+    a.isolation ?? null, json(a.approved), a.promptWhen ?? null,
   ];
 }
 
@@ -66,6 +66,7 @@ export function rowToAutomation(row: SqlRow): Automation {
     budget: fromJson<AutomationBudget>(row.budget),
     isolation: opt<"worktree">(row.isolation),
     approved: fromJson<Approval>(row.approved),
+    promptWhen: row.prompt_when === "always" ? "always" : undefined,
   });
 }
 

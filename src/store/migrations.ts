@@ -539,6 +539,18 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX automation_runs_claimed ON automation_runs (project_id, claimed_by) WHERE claimed_by IS NOT NULL;
     `,
   },
+  {
+    version: 31,
+    name: "an automation with steps runs its prompt only when a step fails (prompt_when), unless \"always\"; those stored with both keep running it after the steps",
+    sql: `
+      ALTER TABLE automations ADD COLUMN prompt_when TEXT; -- 'always', or NULL: 'failure' (the default)
+      UPDATE automations SET prompt_when = 'always' WHERE steps IS NOT NULL AND trim(prompt) <> '';
+      -- The approved definition says the same, so enabling one asks about no change it did not make.
+      UPDATE automations SET approved = json_set(approved, '$.definition.promptWhen', 'always')
+        WHERE approved IS NOT NULL AND json_extract(approved, '$.definition.steps') IS NOT NULL
+          AND trim(json_extract(approved, '$.definition.prompt')) <> '';
+    `,
+  },
 ];
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (

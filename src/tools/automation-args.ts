@@ -16,6 +16,7 @@ type S = typeof tool.schema;
 
 const NOTIFY = ["always", "on_change", "on_failure", "never"] as const;
 const SESSION = ["fresh", "continue"] as const;
+const PROMPT_WHEN = ["failure", "always"] as const;
 
 /** Deps of every task_* tool; `hasWorkers`: the workers option names some (then `worker` is shown). */
 export type AutomationToolDeps = { automations: Automations; onCrash: (message: string, error: unknown) => void; hasWorkers?: boolean };
@@ -46,9 +47,12 @@ export const shownTriggerArg = (s: S) => shared(s, "shown trigger", () => {
   return s.object(fields); // parsed strictly by triggerArg; shown without "additionalProperties"
 });
 
+/** What task_create shows of prompt_when: its values in words (parsed by fieldArgs' enum). */
+export const shownPromptWhen = (s: S) => shared(s, "shown prompt_when", () => s.any().optional().describe("failure (default): model only if a step fails; always"));
+
 /** What task_create shows of steps (parsed strictly by fieldArgs). */
 export const shownStepsArg = (s: S) => shared(s, "shown steps", () =>
-  s.array(s.object({ name: s.string(), run: s.string(), timeout: s.string().optional(), continue_on_error: s.boolean().optional() })).optional().describe(STEPS_DESCRIPTION));
+  s.array(s.object({ ...stepShape(s), retries: s.any().optional(), retry_delay: s.any().optional() })).optional().describe(STEPS_DESCRIPTION));
 
 /** What task_create says about its triggers: each kind's key, once. */
 export const TRIGGERS_DESCRIPTION = TRIGGERS_BRIEF;
@@ -69,6 +73,7 @@ export const fieldArgs = (s: S, forCreate: boolean) => shared(s, `fields ${forCr
   enabled: s.boolean().optional(),
   expect: briefExpectArg(s),
   steps: stepsArg(s),
+  prompt_when: s.enum(PROMPT_WHEN).optional(),
   channels: forCreate ? s.array(s.string()).optional().describe("configured channel names") : s.array(s.string()).optional(),
   report: s.enum(["session", "channels"]).optional(),
   worker: s.string().optional(),
@@ -78,7 +83,7 @@ export const fieldArgs = (s: S, forCreate: boolean) => shared(s, `fields ${forCr
 }));
 
 /** What task_create shows of `budget`: its keys, in words (a schema of four numbers costs every request twice as much). */
-export const budgetShape = (s: S) => shared(s, "budget", () => s.any().optional().describe("{usd_per_run,usd_per_day,tokens_per_run,tokens_per_day}"));
+export const budgetShape = (s: S) => shared(s, "budget", () => s.any().optional().describe("{usd,tokens}_per_{run,day}"));
 
 /**
  * Zod schemas are immutable, so the task_* tools share one instance of each argument shape: every
@@ -94,17 +99,22 @@ function shared<T>(s: S, key: string, build: () => T): T {
 }
 
 /** Steps: shell commands run before the prompt, or instead of it. */
-const stepsArg = (s: S) =>
-  s.array(s.object({ name: s.string(), run: s.string(), timeout: s.string().optional(), continue_on_error: s.boolean().optional() }).strict()).optional();
+const stepsArg = (s: S) => s.array(s.object(stepShape(s)).strict()).optional();
 
-const STEPS_DESCRIPTION = "sh, run first; later ones read $STEP_<NAME>_EXIT, _OUTPUT_FILE; no prompt: no model call";
+const stepShape = (s: S) => ({
+  name: s.string(), run: s.string(), timeout: s.string().optional(), continue_on_error: s.boolean().optional(),
+  retries: s.number().optional(), retry_delay: s.string().optional(),
+});
+
+// The retry fields' types are said here (shown without a schema: cheaper).
+const STEPS_DESCRIPTION = "sh, in order; later read $STEP_<NAME>_EXIT, _OUTPUT_FILE; retries 0-5, retry_delay 5s";
 
 type FieldInput = {
   title?: string; prompt?: string; agent?: string; model?: string; notify?: AutomationFields["notify"];
   session?: AutomationFields["sessionMode"]; max_runs?: number; overlap?: AutomationFields["overlap"];
   catch_up?: AutomationFields["catchUp"]; enabled?: boolean; expect?: Expectation; steps?: StepInput[];
   channels?: string[]; report?: "session" | "channels"; worker?: string; budget?: unknown;
-  isolation?: "worktree" | "none";
+  isolation?: "worktree" | "none"; prompt_when?: "failure" | "always";
 };
 
 /**
@@ -132,6 +142,7 @@ export function toFields(args: FieldInput, clearablePrompt = false): Partial<Aut
   if (args.worker !== undefined) fields.worker = args.worker.trim() || "local";
   if (args.budget !== undefined) fields.budget = budgetOf(args.budget);
   if (args.isolation !== undefined) fields.isolation = args.isolation === "worktree" ? "worktree" : undefined;
+  if (args.prompt_when !== undefined) fields.promptWhen = args.prompt_when;
   return fields;
 }
 

@@ -10,8 +10,9 @@ import { refuseRemoteExpectCommand } from "../automations/widening.ts";
 import { budgetText, type AutomationBudget } from "../automations/automation-budget.ts";
 import { ISOLATION_WORDS } from "../proposals/proposal-definition.ts";
 import { settingLines } from "../automations/widening.ts";
+import { shownPromptWhen } from "./automation-args.ts";
 
-const DESCRIPTION = `Create an automation: background agent prompt and/or shell steps, run on schedule/event triggers or task_run; reports here. Not a to-do list; the user approves it.`;
+const DESCRIPTION = `Create an automation (agent prompt and/or shell steps) run by triggers/task_run; reports here. Not a to-do list; the user approves it.`;
 
 export const APPROVAL_PERMISSION = "background_automation";
 
@@ -22,7 +23,7 @@ export function taskCreateTool({ automations, onCrash, hasWorkers }: AutomationT
     description: DESCRIPTION,
     args,
     // Shown looser than parsed (no "additionalProperties"): every request carries it; the parse refuses unknown keys.
-    shown: (s) => withoutWorker({ ...args(s), steps: shownStepsArg(s), expect: shownExpectArg(s), budget: budgetShape(s), triggers: s.array(shownTriggerArg(s)).optional().describe(TRIGGERS_DESCRIPTION) }, hasWorkers),
+    shown: (s) => withoutWorker({ ...args(s), steps: shownStepsArg(s), prompt_when: shownPromptWhen(s), expect: shownExpectArg(s), budget: budgetShape(s), triggers: s.array(shownTriggerArg(s)).optional().describe(TRIGGERS_DESCRIPTION) }, hasWorkers),
     onCrash,
     async run(args, call) {
       if (automations.proposals.proposerOf(call.sessionID)?.by === "discovery") throw new AutomationRefusal("A discovery run only proposes: use task_propose; the user decides.");

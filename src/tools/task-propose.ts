@@ -9,7 +9,7 @@ import type { Automation } from "../automations/automation.ts";
 import { budgetText } from "../automations/automation-budget.ts";
 import { ISOLATION_WORDS } from "../proposals/proposal-definition.ts";
 
-const DESCRIPTION = "Propose an automation the user approves later: task_create's fields plus reason (why it is worth it, 1-2 sentences). Stored disabled; nothing runs or asks now.";
+const DESCRIPTION = "Propose an automation for the user to approve later: task_create's fields + reason (why, briefly). Stored disabled.";
 
 export function taskProposeTool({ automations, onCrash, hasWorkers }: AutomationToolDeps) {
   return defineTool({
@@ -23,9 +23,9 @@ export function taskProposeTool({ automations, onCrash, hasWorkers }: Automation
     shown: (s) => {
       const any = s.any().optional();
       return {
-        title: s.string(), reason: s.string(), prompt: s.string().optional(), triggers: any,
+        title: s.string(), reason: s.string(), prompt: any, triggers: any,
         steps: any, agent: any, model: any, notify: any, session: any, max_runs: any, overlap: any,
-        catch_up: any, expect: any, channels: any, report: any, budget: any, isolation: any, ...(hasWorkers ? { worker: any } : {}),
+        catch_up: any, expect: any, channels: any, report: any, budget: any, isolation: any, prompt_when: any, ...(hasWorkers ? { worker: any } : {}),
       };
     },
     onCrash,

@@ -14,14 +14,14 @@ import type { CallContext } from "./tool-kit.ts";
 export function taskUpdateTool({ automations, onCrash, hasWorkers }: AutomationToolDeps) {
   return defineTool({
     name: "task_update",
-    description: "Change an automation (fields as task_create): enabled false pauses, true resumes or approves a proposal; expect/budget {}, steps/channels [], prompt \"\" remove; report_here: report here.",
+    description: "Change an automation (task_create's fields): enabled false pauses, true resumes/approves a proposal; {}, [] or \"\" removes a field; report_here: report here.",
     args: (s) => ({ id: s.string(), title: s.string().optional(), ...fieldArgs(s, false), report_here: s.boolean().optional() }),
     // task_create's schema shows each field's shape; the errors teach the rest.
     shown: (s) => {
       const any = s.any().optional();
       return {
         id: s.string(), title: any, prompt: any, agent: any, model: any, notify: any, session: any, max_runs: any, overlap: any,
-        catch_up: any, enabled: s.boolean().optional(), expect: any, steps: any, channels: any, report: any, budget: any, isolation: any, report_here: any,
+        catch_up: any, enabled: s.boolean().optional(), expect: any, steps: any, channels: any, report: any, budget: any, isolation: any, prompt_when: any, report_here: any,
         ...(hasWorkers ? { worker: any } : {}),
       };
     },

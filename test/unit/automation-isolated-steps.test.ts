@@ -80,7 +80,7 @@ describe("isolated automation runs with steps", () => {
 
   it("the run's task starts in the same worktree, after the steps; its settle keeps the steps' work on its branch", async () => {
     const { f, repo, isolated, worktreesLeft } = setup();
-    const a = isolated([{ name: "prep", run: "echo prepared > prep.txt" }], { prompt: "fix what prep found" });
+    const a = isolated([{ name: "prep", run: "echo prepared > prep.txt" }], { prompt: "fix what prep found", promptWhen: "always" });
     const { run: started } = await f.runs.runNow(a.id);
     const task = await waitFor(() => { const id = f.autoStore.run(started.id)!.taskId; return id ? f.manager.get(id) : undefined; }, "the run's task", 10_000);
     assert.ok(task.worktree, "the task is isolated");

@@ -110,9 +110,32 @@ describe("automation runs with steps", () => {
     assert.deepEqual(ended.steps!.map((s) => s.status), ["passed", "failed"]);
   });
 
-  it("all steps pass with a prompt: the task runs with the steps' summary after the prompt", async () => {
+  it("all steps pass with a prompt (prompt_when failure, the default): the run completes with the steps' summary, no child, no model; told by its notify policy", async () => {
     const { f, withSteps, runToEnd } = setup();
-    const a = withSteps([{ name: "pull", run: "echo 'Already up to date.'" }], { prompt: "Summarise what changed." });
+    const a = withSteps([{ name: "pull", run: "echo 'Already up to date.'" }], { prompt: "Summarise what changed.", notify: "always" });
+    assert.equal(a.promptWhen, undefined, "stored as the default");
+    const run = await runToEnd(a.id);
+    assert.equal(run.status, "completed");
+    assert.equal(run.taskId, undefined);
+    assert.equal(f.children().length, 0, "no child session: no model request");
+    assert.equal(run.summary, "Steps: 1 of 1 passed.");
+    await waitFor(() => told(f).length === 1, "the notification");
+    assert.match(told(f)[0]!, /completed:\nSteps: 1 of 1 passed\.\n- pull: exit 0 in \d+\.\ds\n {4}Already up to date\./);
+  });
+
+  it("a failing step with a prompt (prompt_when failure): one child whose prompt holds the failed step's command, exit code and output", async () => {
+    const { f, withSteps, runToEnd } = setup();
+    const a = withSteps([{ name: "test", run: "echo '1 failing'; exit 3" }], { prompt: "Fix the failing test." });
+    await runToEnd(a.id, (r) => r.taskId !== undefined);
+    assert.equal(f.children().length, 1);
+    const first = f.host.promptsTo(f.children()[0]!)[0]!.text;
+    assert.match(first, /Fix the failing test\.\n\n\[The automation's steps ran first\. Step "test" FAILED: `echo '1 failing'; exit 3` exited with code 3 after/);
+    assert.match(first, /\n1 failing\n\[End of output\]/);
+  });
+
+  it("all steps pass with a prompt and prompt_when always: the task runs with the steps' summary after the prompt", async () => {
+    const { f, withSteps, runToEnd } = setup();
+    const a = withSteps([{ name: "pull", run: "echo 'Already up to date.'" }], { prompt: "Summarise what changed.", promptWhen: "always" });
     await runToEnd(a.id, (r) => r.taskId !== undefined);
     const first = f.host.promptsTo(f.children()[0]!)[0]!.text;
     assert.match(first, /Summarise what changed\.\n\n\[The automation's steps ran first and passed\.\]\nSteps: 1 of 1 passed\.\n- pull: exit 0 in \d+\.\ds\n {4}Already up to date\.$/);

@@ -82,3 +82,35 @@ describe("widening: budget and isolation", () => {
     assert.match(asked[0]!.metadata.prompt, /isolation: worktree → none/);
   });
 });
+
+describe("widening: prompt_when", () => {
+  const steps = [{ name: "test", run: "true" }];
+
+  it("failure → always widens (the model runs on every run); always → failure narrows", () => {
+    assert.deepEqual(wideningChanges({ steps } as never as Automation, { promptWhen: "always" }), ["prompt_when: failure → always (the prompt runs after the steps on every run)"]);
+    assert.deepEqual(wideningChanges({ promptWhen: "always" } as Automation, { promptWhen: "failure" }), []);
+    assert.deepEqual(wideningChanges({ promptWhen: "always" } as Automation, { promptWhen: "always" }), []);
+  });
+
+  it("attacker: a model's task_update setting prompt_when always, with the ask denied, changes nothing stored", async () => {
+    const { f, call, asked, approved, reject } = setup();
+    const id = await approved({ steps });
+    assert.equal(f.catalog.get(id)!.promptWhen, undefined, "the default: failure");
+    reject();
+    assert.match(await call("task_update", { id, prompt_when: "always" }), /rejected automation "digest"; the automation is unchanged/);
+    assert.equal(f.catalog.get(id)!.promptWhen, undefined);
+    assert.equal(asked.length, 1);
+    assert.match(asked[0]!.metadata.prompt, /^Changes: prompt_when: failure → always/);
+  });
+
+  it("task_create shows prompt_when when asking; always is stored and failure (back) asks nothing", async () => {
+    const { f, call, asked, approved } = setup();
+    await call("task_create", { title: "check", prompt: "fix it", steps, triggers: [{ every: "1h" }] });
+    assert.match(asked.find((a) => a.permission === "background_automation")!.metadata.prompt, /prompt_when: failure \(only when a step fails\)/);
+    const id = await approved({ steps, prompt_when: "always" });
+    assert.equal(f.catalog.get(id)!.promptWhen, "always");
+    assert.match(await call("task_update", { id, prompt_when: "failure" }), /^Updated/);
+    assert.equal(asked.length, 0);
+    assert.equal(f.catalog.get(id)!.promptWhen, undefined);
+  });
+});
