@@ -31,7 +31,7 @@ export const defaultSteadyConfig = (): SteadyConfig => ({
   historyRuns: env("BENCH_STEADY_HISTORY_RUNS", 200),
 });
 
-type Sample = { atMin: number; phase: "baseline" | "running" | "paused"; rssMB: number; dbBytes: number; opencodeBytes: number; logBytes: number; runRows: number; firings: number };
+export type Sample = { atMin: number; phase: "baseline" | "running" | "paused"; rssMB: number; dbBytes: number; opencodeBytes: number; logBytes: number; runRows: number; firings: number };
 
 export async function runSteadyBench(config = defaultSteadyConfig()): Promise<Sample[]> {
   const dir = mkdtempSync(join(tmpdir(), "bench-steady-"));
@@ -117,28 +117,43 @@ function rowBytes(dbPath: string): string {
   }
 }
 
-function report(samples: Sample[], c: SteadyConfig, dbPath: string): void {
+export function report(samples: Sample[], c: SteadyConfig, dbPath?: string): void {
   const running = samples.filter((s) => s.phase === "running");
   const warm = running.filter((s) => s.atMin >= c.baselineMinutes + c.warmupMinutes);
   const baseline = samples.filter((s) => s.phase === "baseline");
   const paused = samples.filter((s) => s.phase === "paused");
   const slope = slopePerHour(warm.map((s) => [s.atMin, s.rssMB]));
+  const error = slopeError(warm.map((s) => [s.atMin, s.rssMB]));
   const first = running[0];
   const last = running.at(-1);
   console.log(`\nsteady: ${c.steps} steps-only automations every 2 s and ${c.prompts} with a mock prompt every 20 s, historyRuns ${c.historyRuns}, ${c.minutes} min running (${c.warmupMinutes} warm-up), samples every ${c.sampleSeconds} s`);
   if (!first || !last || warm.length < 3) return void console.log("too short to tell: fewer than 3 samples after warm-up");
   const perMin = (last.firings - first.firings) / (last.atMin - first.atMin);
   console.log(`firings: ${last.firings} in all (${perMin.toFixed(0)} a minute); run rows kept at the end: ${last.runRows}`);
-  console.log(`RSS slope after warm-up (least squares over ${warm.length} samples): ${slope.toFixed(1)} MB/h (goal < 5: ${Math.abs(slope) < 5 ? "met" : "NOT met"}); RSS ${Math.min(...warm.map((s) => s.rssMB)).toFixed(0)}-${Math.max(...warm.map((s) => s.rssMB)).toFixed(0)} MB`);
+  console.log(`RSS slope after warm-up (least squares over ${warm.length} samples): ${slope.toFixed(1)} ± ${error.toFixed(1)} MB/h (standard error; goal < 5: ${Math.abs(slope) < 5 ? "met" : "NOT met"}); RSS ${Math.min(...warm.map((s) => s.rssMB)).toFixed(0)}-${Math.max(...warm.map((s) => s.rssMB)).toFixed(0)} MB`);
   console.log(`memory while firing: median ${median(warm.map((s) => s.rssMB)).toFixed(0)} MB against ${median(baseline.map((s) => s.rssMB)).toFixed(0)} MB paused before (${median(paused.map((s) => s.rssMB)).toFixed(0)} MB paused after)`);
-  // Bytes per run before the first fold could remove any: the file's growth over the firings.
-  const early = running.filter((s) => s.runRows === s.firings || s === first);
-  const growth = early.length > 1 ? (early.at(-1)!.dbBytes - early[0]!.dbBytes) / Math.max(early.at(-1)!.firings - early[0]!.firings, 1) : Number.NaN;
-  console.log(`bytes per run while nothing is folded (database file + WAL growth / firings): ${growth.toFixed(0)}; at the end: ${rowBytes(dbPath)}`);
+  // Bytes per run before the first fold removed any (run rows only grow until then), from the second
+  // running sample on: the first includes the WAL file growing to its checkpoint size.
+  const firstFold = running.findIndex((s, i) => i > 0 && s.runRows < running[i - 1]!.runRows);
+  const early = running.slice(1, firstFold < 0 ? undefined : firstFold);
+  const growth = early.length > 1 ? (early.at(-1)!.dbBytes - early[0]!.dbBytes) / Math.max(early.at(-1)!.runRows - early[0]!.runRows, 1) : Number.NaN;
+  console.log(`bytes per run row before the first fold (database file + WAL growth / rows added): ${growth.toFixed(0)}${dbPath ? `; at the end: ${rowBytes(dbPath)}` : ""}`);
   const tail = warm.slice(Math.floor(warm.length / 2));
   const dbSlope = slopePerHour(tail.map((s) => [s.atMin, s.dbBytes / 1e6]));
   console.log(`database: ${mb(last.dbBytes)} at the end, ${mb(Math.max(...tail.map((s) => s.dbBytes)))} at most over the last half (slope there ${dbSlope.toFixed(1)} MB/h; it levels off: ${dbSlope < 1 ? "yes" : "NO"})`);
   console.log(`OpenCode's own data: ${mb(first.opencodeBytes)} -> ${mb(last.opencodeBytes)}; logs ${mb(first.logBytes)} -> ${mb(last.logBytes)}`);
+}
+
+/** The standard error of that slope, per hour: how far the samples' scatter leaves it uncertain. */
+export function slopeError(points: [number, number][]): number {
+  const n = points.length;
+  if (n < 3) return Number.NaN;
+  const mx = points.reduce((a, [x]) => a + x, 0) / n;
+  const my = points.reduce((a, [, y]) => a + y, 0) / n;
+  const b = slopePerHour(points) / 60;
+  const residuals = points.reduce((a, [x, y]) => a + (y - my - b * (x - mx)) ** 2, 0);
+  const sxx = points.reduce((a, [x]) => a + (x - mx) ** 2, 0);
+  return Math.sqrt(residuals / (n - 2) / sxx) * 60;
 }
 
 /** Least-squares slope of [minute, value] points, per hour. */
