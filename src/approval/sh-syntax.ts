@@ -31,9 +31,9 @@ export function shGap(root: Node, shell: "bash" | "sh" = "sh"): string | undefin
   try {
     for (;;) {
       const type = cursor.nodeType;
-      const text = cursor.nodeIsNamed ? cursor.nodeText : type;
-      if (cursor.nodeIsNamed ? refused.nodes.has(type) : refused.tokens.has(type)) return shell === "bash" ? evaluatesWhy(text) : `\`${text}\` is bash syntax, and without bash the command runs with /bin/sh, which reads it differently: use POSIX sh ([ ] not [[ ]], > f 2>&1 not &> f)`;
-      if (shell === "bash" && cursor.nodeIsNamed && evaluatesData(cursor.currentNode)) return evaluatesWhy(text);
+      const text = () => (cursor.nodeIsNamed ? cursor.nodeText : type);
+      if (cursor.nodeIsNamed ? refused.nodes.has(type) : refused.tokens.has(type)) return shell === "bash" ? evaluatesWhy(text()) : shOnlyWhy(text());
+      if (shell === "bash" && cursor.nodeIsNamed && evaluatesData(cursor.currentNode)) return evaluatesWhy(text());
       if (cursor.gotoFirstChild()) continue;
       if (cursor.nodeIsNamed && unparsedSubstitution(cursor.currentNode)) return `the grammar leaves the substitution in \`${cursor.nodeText}\` unparsed while the shell would run it: write $( ) in a plain word or "…" string`;
       while (!cursor.gotoNextSibling()) {
@@ -44,6 +44,9 @@ export function shGap(root: Node, shell: "bash" | "sh" = "sh"): string | undefin
     cursor.delete();
   }
 }
+
+const shOnlyWhy = (text: string) =>
+  `\`${text}\` is bash syntax, and without bash the command runs with /bin/sh, which reads it differently: use POSIX sh ([ ] not [[ ]], > f 2>&1 not &> f)`;
 
 const evaluatesWhy = (text: string) =>
   `in \`${text}\` bash evaluates a variable's value as code (arithmetic, a subscript or a variable name), and a value can come from outside (an event, a file): use literal numbers, [ "$n" -eq 1 ] for comparisons, and plain names`;

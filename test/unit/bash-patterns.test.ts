@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { bashPatterns, commandPrefix } from "../../src/approval/bash-patterns.ts";
+import { bashPatterns, commandPrefix, judgeCommand } from "../../src/approval/bash-patterns.ts";
 
 /** Commands the plugin runs itself are put to the user's bash rules per simple command, as OpenCode's bash tool does. */
 describe("bash patterns", () => {
@@ -58,6 +58,18 @@ describe("bash patterns", () => {
     assert.deepEqual((await bashPatterns('echo "$\\\n(touch pwned)"'))?.patterns, ['echo "$(touch pwned)"', "touch pwned"]);
     assert.deepEqual((await bashPatterns("echo 'a\\\n$(b)'"))?.patterns, ["echo 'a\\\n$(b)'"]);
     assert.deepEqual((await bashPatterns("echo a # x\\\ntouch b"))?.patterns, ["echo a", "touch b"]);
+  });
+
+  it("a refusal names the construct and what to write instead", async () => {
+    const reason = async (command: string, shell: "bash" | "sh") => {
+      const judged = await judgeCommand(command, shell);
+      return "refused" in judged ? judged.refused : "(judged)";
+    };
+    assert.match(await reason("echo $((n + 1))", "bash"), /`\$\(\(n \+ 1\)\)` bash evaluates a variable's value as code.*\[ "\$n" -eq 1 \]/);
+    assert.match(await reason("[[ -n a ]] && git status", "sh"), /`\[\[` is bash syntax.*without bash.*\/bin\/sh.*POSIX/);
+    assert.match(await reason("git log $'a\\\nb'", "bash"), /line continuation inside \$'…'/);
+    assert.match(await reason("cat <<EOF\nx\\\nEOF", "sh"), /line continuation inside a here-document/);
+    assert.match(await reason("git log ${z#$(touch f)}", "bash"), /leaves the substitution in `\$\(touch f\)` unparsed/);
   });
 
   it("a command that is not well-formed cannot be judged", async () => {
