@@ -4,7 +4,7 @@ import { checkRunnable } from "../automations/step-spec.ts";
 import { neverApproved, type Automation } from "../automations/automation.ts";
 import { stateText } from "../automations/automation-text.ts";
 import { describeTrigger } from "../automations/trigger-spec.ts";
-import { approvalText, approve, refuseRemoteCommand } from "./task-create.ts";
+import { approvalText, approve, refuseRemoteCommand, type ApprovalBounds } from "./task-create.ts";
 import { changesSince, settingLines, wideningChanges } from "../automations/widening.ts";
 import type { ApprovedDefinition } from "../automations/approved-version.ts";
 import type { AutomationFields } from "../automations/automation-catalog.ts";
@@ -35,28 +35,16 @@ export function taskUpdateTool({ automations, onCrash, hasWorkers }: AutomationT
       automations.catalog.checkChannels(fields, current);
       automations.catalog.checkWorker(fields.worker);
       const approving = fields.enabled === true && current.proposal !== undefined;
-      // What it will be after this call, and the key the user is asked for it ("always" covers that version only).
-      const next = automations.catalog.approvalOf(current, fields);
-      const subject = { title: current.title, key: next.key };
-      const triggers = automations.catalog.triggers(current.id).map((t) => describeTrigger(t.spec));
-      const bounds = { budget: "budget" in fields ? fields.budget : current.budget, isolation: "isolation" in fields ? fields.isolation : current.isolation };
-      let approved: string | undefined;
-      // Created disabled (or proposed), it was never approved: enabling it is when the user is asked, with all of it.
-      if (fields.enabled && neverApproved(current)) {
-        const outcome = approving ? "it stays a proposal, unchanged" : "it stays disabled and unchanged";
-        await approve(call.ask, subject, [approvalText(next.definition), ...settingLines(next.definition)].join("\n"), triggers, outcome, bounds);
-        approved = next.key;
-      }
       checkRunnable({ ...current, ...fields });
       refuseRemoteCommand({ ...current, ...fields });
-      // Approved once, it does not keep the approval for more: what it would newly do is asked again;
-      // enabling a paused one asks with everything that changed since the version the user approved.
-      const changes = neverApproved(current) ? [] : fields.enabled && !current.enabled ? changedSinceApproval(current, next.definition) : wideningChanges(current, fields);
-      if (changes.length > 0) {
-        const since = fields.enabled && !current.enabled ? `Changes since the approved version${current.approved ? ` (v${current.approved.version})` : ""}` : "Changes";
-        await approve(call.ask, subject, `${since}: ${changes.join("\n")}`, triggers, fields.enabled && !current.enabled ? "it stays paused and unchanged" : "the automation is unchanged");
-        approved = next.key;
+      // What it will be after this call, and the key the user is asked for it ("always" covers that version only).
+      const next = automations.catalog.approvalOf(current, fields);
+      const asked = approvalPrompt(current, fields, next.definition);
+      if (asked) {
+        const triggers = automations.catalog.triggers(current.id).map((t) => describeTrigger(t.spec));
+        await approve(call.ask, { title: current.title, key: next.key }, asked.text, triggers, asked.outcome, asked.bounds);
       }
+      const approved = asked ? next.key : undefined;
       if (approving) await allowProposalCommands(automations, current, fields, call);
       else {
         await allowRunCommand(fields, call, "the automation is unchanged");
@@ -71,6 +59,24 @@ export function taskUpdateTool({ automations, onCrash, hasWorkers }: AutomationT
       return `Updated automation ${a.id} "${a.title}": ${stateText(a)}.`;
     },
   });
+}
+
+/**
+ * What the user is asked before a change is stored, if anything. Never approved (created disabled,
+ * or proposed): enabling it shows all of it. Approved: enabling a paused one shows every field
+ * changed since that approval; any other change shows what it adds (wideningChanges).
+ */
+function approvalPrompt(current: Automation, fields: Partial<AutomationFields>, next: ApprovedDefinition): { text: string; outcome: string; bounds?: ApprovalBounds } | undefined {
+  const enabling = fields.enabled === true && !current.enabled;
+  if (neverApproved(current)) {
+    if (!fields.enabled) return undefined;
+    const outcome = current.proposal ? "it stays a proposal, unchanged" : "it stays disabled and unchanged";
+    return { text: [approvalText(next), ...settingLines(next)].join("\n"), outcome, bounds: { budget: next.budget, isolation: next.isolation } };
+  }
+  const changes = enabling ? changedSinceApproval(current, next) : wideningChanges(current, fields);
+  if (changes.length === 0) return undefined;
+  const since = enabling ? `Changes since the approved version${current.approved ? ` (v${current.approved.version})` : ""}` : "Changes";
+  return { text: `${since}: ${changes.join("\n")}`, outcome: enabling ? "it stays paused and unchanged" : "the automation is unchanged" };
 }
 
 /** An approved automation's changes since that approval; all of it when the approval was given before the plugin kept it. */
