@@ -66,6 +66,8 @@ const benches: Record<string, () => Promise<void> | void> = {
   },
   // Many frequent automations on one real OpenCode for 30 min: RSS slope, bytes per run, the database leveling off (bench/steady.ts).
   steady: async () => void (await (await import("./steady.ts")).runSteadyBench()),
+  // Several real OpenCode processes on one database, random SIGKILLs: lost, doubled, stuck, wrong (bench/chaos.ts).
+  chaos: async () => void (await (await import("./chaos.ts")).runChaosBench()),
   "shared-db": async () => {
     await runSharedDbBench();
     const bun = spawnSync("npx", ["bun", "bench/shared-db.ts"], { stdio: "inherit" });

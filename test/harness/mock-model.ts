@@ -47,6 +47,8 @@ export interface MockRequest {
   isTitle: boolean;
   /** True when the client went away before the answer was complete. */
   aborted: boolean;
+  /** Date.now() when the connection closed (answered or gone); unset while open. */
+  endedAt?: number;
 }
 
 export interface ToolCall {
@@ -104,6 +106,7 @@ export async function startMockModel(options: { responder?: Responder } = {}): P
     counts.peak = Math.max(counts.peak, counts.current);
     const gone = new AbortController();
     res.on("close", () => {
+      entry.endedAt = Date.now();
       counts.current--;
       if (!res.writableFinished) entry.aborted = true;
       gone.abort();
