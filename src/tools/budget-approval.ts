@@ -60,7 +60,8 @@ async function askUser(call: CallContext, budget: Budget, old: Budget | undefine
   const title = `Budget ${formatBudget(budget)} for ${what} (${resumed ? `was ${was}` : `taskBudget option: ${was}`})`;
   const refused = `The user declined the budget ${formatBudget(budget)} for ${what}; nothing was ${resumed ? "resumed" : "launched"}.`;
   if (!call.ask) return; // as every tool here: OpenCode always passes one; a caller without it (tests driving tools) is the user
-  const metadata = { title, task: resumed?.id, description: resumed?.description ?? description, oldBudget: old, newBudget: budget };
+  // No undefined values: OpenCode's GET /permission then answers 400 for every pending prompt.
+  const metadata = { title, ...(resumed ? { task: resumed.id } : {}), description: resumed?.description ?? description, ...(old ? { oldBudget: old } : {}), newBudget: budget };
   try {
     await call.ask({ permission: BUDGET_PERMISSION, patterns: [formatBudget(budget)], always: [formatBudget(budget)], metadata });
   } catch (error) {

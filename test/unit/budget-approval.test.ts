@@ -106,6 +106,7 @@ describe("background_budget: the user decides about more", () => {
     assert.equal(ask.permission, "background_budget");
     assert.equal(ask.metadata.title, 'Budget $5.00 for new task "big job" (taskBudget option: $0.500)');
     assert.deepEqual(ask.metadata.oldBudget, { usd: 0.5 });
+    assert.ok(Object.values(ask.metadata).every((v) => v !== undefined), "no undefined value: OpenCode's GET /permission refuses one");
     assert.deepEqual(ask.metadata.newBudget, { usd: 5 });
     assert.deepEqual(f.store.tasks.get(id!)?.budget, { usd: 5 });
     await f.launch({ description: "small", budget: { usd: 0.5 } });
