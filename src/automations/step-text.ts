@@ -52,9 +52,10 @@ export function stepsCompact(results: StepResult[]): string {
   }).join("; ");
 }
 
-/** The steps in a table cell: `pull 0, test 1: "1 failing"` (exit codes, then the failed step's last output line). */
+/** The steps in a table cell: `pull 0, test 1→1→0, lint 1: "1 failing"` (exit codes, each try's of a retried step, then the failed step's last output line). */
 export function stepsBrief(results: StepResult[]): string {
-  const codes = results.map((r) => `${r.name} ${r.status === "not_run" ? "-" : r.status === "timed_out" ? "timeout" : r.status === "passed" || r.status === "failed" ? r.exitCode : r.status}${r.tries?.length ? ` (try ${r.tries.length + 1})` : ""}`);
+  const code = (r: Pick<StepResult, "status" | "exitCode">) => (r.status === "not_run" ? "-" : r.status === "timed_out" ? "timeout" : r.status === "passed" || r.status === "failed" ? r.exitCode : r.status);
+  const codes = results.map((r) => `${r.name} ${[...(r.tries ?? []), r].map(code).join("→")}`);
   const failed = results.find((r) => (r.status === "failed" || r.status === "timed_out") && !r.continueOnError);
   const last = failed?.tail?.split("\n").at(-1)?.trim();
   return `${codes.join(", ")}${last ? `: ${JSON.stringify(last)}` : ""}`;

@@ -82,7 +82,7 @@ ${a.worker ? html`<dt>Worker</dt><dd id="automation-worker">${workerChoice(a.wor
 <dt>Created</dt><dd>${time(a.createdAt)}</dd>
 </dl>
 ${a.steps?.length ? html`<h2>Steps</h2>${stepDefinitions(a.steps)}` : ""}
-<h2>Prompt</h2>${a.prompt ? html`<pre class="text">${a.prompt}</pre>` : html`<p class="none">None: steps only, no model runs.</p>`}
+<h2>Prompt</h2>${a.prompt && a.steps?.length ? html`<p class="prompt-when">${a.promptWhen === "always" ? "Runs after the steps on every run (prompt_when always)." : "Runs only when a step fails (prompt_when failure); when all pass, the run ends with their summary and no model."}</p>` : ""}${a.prompt ? html`<pre class="text">${a.prompt}</pre>` : html`<p class="none">None: steps only, no model runs.</p>`}
 <h2>Triggers</h2>${triggerTable(a.triggers, a.enabled && a.doneAt === undefined, now, data.waiting)}</div>
 <h2>Durations and outcomes</h2><div id="chart-box" data-live>${durationChart(data.chartRuns, now)}</div>
 <h2>Run history</h2>${filterForm(data, a.triggers)}

@@ -107,7 +107,7 @@ const stepShape = (s: S) => ({
 });
 
 // The retry fields' types are said here (shown without a schema: cheaper).
-const STEPS_DESCRIPTION = "sh, in order; later read $STEP_<NAME>_EXIT, _OUTPUT_FILE; retries 0-5, retry_delay 5s";
+const STEPS_DESCRIPTION = "sh; later read $STEP_<NAME>_EXIT, _OUTPUT_FILE; retries 0-5, retry_delay 5s";
 
 type FieldInput = {
   title?: string; prompt?: string; agent?: string; model?: string; notify?: AutomationFields["notify"];

@@ -12,7 +12,7 @@ import { ISOLATION_WORDS } from "../proposals/proposal-definition.ts";
 import { settingLines } from "../automations/widening.ts";
 import { shownPromptWhen } from "./automation-args.ts";
 
-const DESCRIPTION = `Create an automation (agent prompt and/or shell steps) run by triggers/task_run; reports here. Not a to-do list; the user approves it.`;
+const DESCRIPTION = `Create an automation: background agent prompt and/or shell steps run on schedule, events or task_run; reports here. Not a to-do list; user approves it.`;
 
 export const APPROVAL_PERMISSION = "background_automation";
 

@@ -9,7 +9,7 @@ import type { Automation } from "../automations/automation.ts";
 import { budgetText } from "../automations/automation-budget.ts";
 import { ISOLATION_WORDS } from "../proposals/proposal-definition.ts";
 
-const DESCRIPTION = "Propose an automation for the user to approve later: task_create's fields + reason (why, briefly). Stored disabled.";
+const DESCRIPTION = "Propose an automation for the user to approve: task_create's fields + reason (why, briefly). Stored disabled.";
 
 export function taskProposeTool({ automations, onCrash, hasWorkers }: AutomationToolDeps) {
   return defineTool({

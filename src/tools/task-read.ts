@@ -22,7 +22,7 @@ export function taskReadTool({ automations, onCrash }: AutomationToolDeps) {
       return [
         `${a.id} "${a.title}": ${stateText(a)}`,
         `agent ${a.agent}${a.model ? ` model ${a.model.providerID}/${a.model.modelID}` : ""}; notify ${a.notify}; session ${a.sessionMode}; overlap ${a.overlap}; catch_up ${a.catchUp}; runs ${a.runCount}${a.maxRuns ? `/${a.maxRuns}` : ""}; failures in a row ${a.consecutiveFailures}`,
-        `prompt: ${a.prompt || "none (steps only: no model runs)"}`,
+        `prompt${promptWhenText(a)}: ${a.prompt || "none (steps only: no model runs)"}`,
         ...(a.steps?.length ? ["steps (sh -c in the project, in order):", ...stepDefinitionLines(a.steps)] : []),
         ...(a.expect ? [`expect: ${expectText(a.expect)}`] : []),
         ...(a.isolation === "worktree" ? ["isolation: worktree (each run in a fresh worktree of the default branch; a run that changes nothing leaves no branch)"] : []),
@@ -54,4 +54,10 @@ function expectText(expect: Expectation): string {
     ...(expect.files ? [`files ${expect.files.join(", ")} exist, non-empty`] : []),
     ...(expect.command ? [`\`${expect.command}\` exits 0`] : []),
   ].join("; ") + " after each run";
+}
+
+/** With steps, when the prompt runs (prompt_when). */
+function promptWhenText(a: { prompt: string; steps?: unknown[]; promptWhen?: string }): string {
+  if (!a.prompt || !a.steps?.length) return "";
+  return a.promptWhen === "always" ? " (prompt_when always: after the steps, every run)" : " (prompt_when failure: only when a step fails)";
 }

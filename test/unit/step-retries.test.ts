@@ -68,7 +68,7 @@ describe("step retries: running (real shells, fake clock for the waits)", () => 
     assert.deepEqual(flaky!.tries!.map((t) => [t.status, t.exitCode, t.tail]), [["failed", 1, "try 1"], ["failed", 1, "try 2"]]);
     assert.equal(later!.tail, "flaky exit 0", "later steps see the last try");
     assert.match(stepLine(flaky!), /^flaky: exit 0 in \d+\.\ds \(try 3; before: exit 1 in \d+\.\ds, exit 1 in \d+\.\ds\)$/);
-    assert.equal(stepsBrief(outcome.results), "flaky 0 (try 3), after 0");
+    assert.equal(stepsBrief(outcome.results), "flaky 1→1→0, after 0", "the CLI's runs table: each try's exit code");
   });
 
   it("retries: 1 on a step that needs three tries fails the run after two tries; the failure prompt says it was its last try", async () => {

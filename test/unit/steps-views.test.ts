@@ -10,6 +10,7 @@ import { main } from "../../src/cli/main.ts";
 import { routePage } from "../../src/dashboard/dashboard-routes.ts";
 import { SqliteTaskStore } from "../../src/store/sqlite-task-store.ts";
 import { ReadModel } from "../../src/store/reads/read-model.ts";
+import { runLine } from "../../src/automations/automation-text.ts";
 
 const NOW = Date.UTC(2026, 10, 26, 12, 0, 0);
 
@@ -25,6 +26,13 @@ const failed: Omit<Run, "id"> = {
   steps: [
     { name: "pull", run: "git pull --ff-only", status: "passed", exitCode: 0, durationMs: 400, tail: "Already up to date." },
     { name: "test", run: "npm test", status: "failed", exitCode: 1, durationMs: 9000, tail: "not ok 3 - <b>parser</b>\n1 failing" },
+  ],
+};
+const retried: Omit<Run, "id"> = {
+  automationId: "austeps1", runNo: 3, firedBy: "manual", status: "completed", createdAt: NOW - 4000, startedAt: NOW - 4000, endedAt: NOW - 3000, summary: "Steps: 2 of 2 passed.", stepsBy: "h:1:n",
+  steps: [
+    { name: "pull", run: "git pull --ff-only", status: "passed", exitCode: 0, durationMs: 400 },
+    { name: "test", run: "npm test", status: "passed", exitCode: 0, durationMs: 900, tail: "ok", tries: [{ status: "failed", exitCode: 1, durationMs: 800, tail: "flake <i>1</i>" }, { status: "timed_out", exitCode: 124, durationMs: 60000 }] },
   ],
 };
 const running: Omit<Run, "id"> = {
@@ -43,6 +51,7 @@ describe("step results in the CLI and the dashboard", () => {
     autos.saveAutomation(automation);
     autos.insertRun(failed);
     autos.insertRun(running);
+    autos.insertRun(retried);
     store.close();
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
@@ -55,7 +64,7 @@ describe("step results in the CLI and the dashboard", () => {
     assert.match(stdout, /#2 +running .*pull running, test -/);
     let json = "";
     main(["runs", "austeps", "--db", path, "--json"], { stdout: (t: string) => void (json += t), stderr: () => {}, env: {} } as never);
-    assert.equal(JSON.parse(json).runs[1].steps[1].tail, "not ok 3 - <b>parser</b>\n1 failing");
+    assert.equal(JSON.parse(json).runs.find((r: Run) => r.runNo === 1).steps[1].tail, "not ok 3 - <b>parser</b>\n1 failing");
   });
 
   it("the automation page lists the steps, each run's step status and output tail (escaped), and a Cancel for a run in its steps phase", () => {
@@ -70,6 +79,20 @@ describe("step results in the CLI and the dashboard", () => {
       assert.match(row2, /<input type="hidden" name="kind" value="cancel_task">.*<input type="hidden" name="target" value="auto_austeps1_2">/s);
       const row1 = body.slice(body.indexOf('data-run="1"'));
       assert.doesNotMatch(row1, /value="auto_austeps1_1"/);
+    } finally {
+      reader.close();
+    }
+  });
+
+  it("a retried step shows each try: the CLI's runs table its exit codes, task_read's run line and the dashboard each try with its output", () => {
+    let stdout = "";
+    main(["runs", "austeps", "--db", path], { stdout: (t: string) => void (stdout += t), stderr: () => {}, env: {} } as never);
+    assert.match(stdout, /#3 +completed .*pull 0, test 1→timeout→0 /);
+    assert.equal(runLine({ ...retried, id: 3 }, []).includes("test: exit 0 in 0.9s (try 3; before: exit 1 in 0.8s, timed out in 60.0s)"), true, runLine({ ...retried, id: 3 }, []));
+    const reader = ReadModel.open(path);
+    try {
+      const { body } = routePage(reader, new URL("http://127.0.0.1/automation?project=proj&id=austeps1"), NOW);
+      assert.match(body, /test: exit 0 in 0\.9s \(try 3; before: exit 1 in 0\.8s, timed out in 60\.0s\)<details data-try="1"><summary>output of try 1<\/summary><pre>flake &lt;i&gt;1&lt;\/i&gt;<\/pre><\/details><details><summary>output of try 3<\/summary><pre>ok<\/pre>/);
     } finally {
       reader.close();
     }
