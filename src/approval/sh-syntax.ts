@@ -10,7 +10,7 @@ import type { Node } from "web-tree-sitter";
  * the value of a variable used in arithmetic as an expression, subscripts and `$(…)` in it
  * included: `x='a[$(touch f)]'; echo $((x))` runs `touch` (dash does not). A command's text cannot
  * show what a variable will hold (an event's summary, a file's content), so arithmetic on names,
- * `[[`, `((`, `let`, `${!x}`, `${x:offset}`, subscripts and `-v` are refused under bash.
+ * `[[`, `((`, `let`, `${!x}`, `${x:offset}`, `${x@P}`, subscripts and `-v` are refused under bash.
  * Under both, the grammar leaves some substitutions unparsed (`${x:-`touch f`}`, nested
  * backticks, backticks in a here-document) while the shell runs them. Any of these is refused.
  */
@@ -59,7 +59,8 @@ function evaluatesData(node: Node): boolean {
     case "subscript":
       return !/^\d+$/.test(node.child(2)?.text ?? "");
     case "expansion":
-      return node.children.some((c) => c?.type === "!") || substringOffset(node);
+      // ${x@P} expands x's value as a prompt, $(…) in it included.
+      return node.children.some((c) => c?.type === "!") || substringOffset(node) || /@P\}$/.test(node.text);
     case "command":
       return evaluatingCommand(node);
     case "declaration_command":

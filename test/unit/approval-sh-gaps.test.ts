@@ -181,6 +181,7 @@ const BASH_CONSTRUCTS: [construct: string, command: string, refused?: "bash"][] 
   ["printf -v", "x='a[$(touch pwned)]'; printf -v \"$x\" 1", "bash"],
   ["read into a computed name", "x='a[$(touch pwned)]'; read \"$x\" <<< 1", "bash"],
   ["declare -i", "x='a[$(touch pwned)]'; declare -i y; y=x", "bash"],
+  ["${x@P} (prompt expansion runs $(…) in the value)", "x='$(touch pwned)'; git log \"${x@P}\"", "bash"],
   ["$[ … ]", "x='a[$(touch pwned)]'; git log $[x]", "bash"],
   ["literal arithmetic, subscript and offset still pass", "b=(1 2); s=abc; git log $((1 + 2)) ${b[1]} ${s:1:2} ${s: -1}; touch pwned"],
 ];
