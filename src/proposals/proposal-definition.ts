@@ -20,7 +20,7 @@ export function definitionRows(a: Automation, triggers: Pick<Trigger, "spec">[])
   const rows: DefinitionRow[] = [];
   if (triggers.length === 0) rows.push({ label: "Triggers", text: "none: it runs only when asked (task_run, Run now)" });
   triggers.forEach((t, i) => rows.push({ label: `Trigger ${i + 1}`, ...triggerInFull(t.spec) }));
-  rows.push(a.prompt ? { label: "Prompt", exact: [a.prompt] } : { label: "Prompt", text: "none: steps only, no model runs" });
+  rows.push(a.prompt ? { label: "Prompt", ...promptWhenText(a), exact: [a.prompt] } : { label: "Prompt", text: "none: steps only, no model runs" });
   rows.push({ label: "Agent", exact: [a.agent] });
   rows.push({ label: "Model", ...(a.model ? { exact: [`${a.model.providerID}/${a.model.modelID}`] } : { text: "the agent's default" }) });
   rows.push({ label: "Runs on", text: workerText(a.worker) });
@@ -28,7 +28,7 @@ export function definitionRows(a: Automation, triggers: Pick<Trigger, "spec">[])
   rows.push({ label: "Budget", text: a.budget ? budgetText(a.budget) : "none: no limit of its own (the option dailyBudgetUsd still applies)" });
   (a.steps ?? []).forEach((s, i) => rows.push({
     label: `Step ${i + 1}`,
-    text: `${s.name}: sh -c in the project, timeout ${s.timeout ?? "5m"}${s.continueOnError ? ", a failure does not stop the run" : ""}`,
+    text: `${s.name}: sh -c in the project, timeout ${s.timeout ?? "5m"}${s.retries ? `, tried ${s.retries} more time(s) ${s.retryDelay ?? "5s"} apart when it fails` : ""}${s.continueOnError ? ", a failure does not stop the run" : ""}`,
     exact: [s.run],
   }));
   if (a.expect?.command) rows.push({ label: "Expect command", text: "sh -c in the project after each run; the run fails unless it exits 0", exact: [a.expect.command] });
@@ -38,6 +38,12 @@ export function definitionRows(a: Automation, triggers: Pick<Trigger, "spec">[])
   rows.push({ label: "Notify", text: a.notify });
   rows.push({ label: "Runs", text: runsText(a) });
   return rows;
+}
+
+/** With steps, when the prompt (the model) runs. */
+function promptWhenText(a: Automation): { text?: string } {
+  if (!a.steps?.length) return {};
+  return { text: a.promptWhen === "always" ? "runs after the steps, every run (prompt_when always)" : "runs only when a step fails (prompt_when failure); otherwise no model runs" };
 }
 
 function workerText(worker: string | undefined): string {

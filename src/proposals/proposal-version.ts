@@ -10,7 +10,7 @@ import { canonicalJson } from "../automations/approved-version.ts";
  */
 export function proposalVersion(a: Automation, triggers: Pick<Trigger, "id" | "spec">[]): string {
   const definition = {
-    title: a.title, reason: a.proposal?.reason, prompt: a.prompt, steps: a.steps, agent: a.agent, model: a.model,
+    title: a.title, reason: a.proposal?.reason, prompt: a.prompt, steps: a.steps, promptWhen: a.promptWhen, agent: a.agent, model: a.model,
     worker: a.worker, isolation: a.isolation, budget: a.budget, expect: a.expect, channels: a.channels, report: a.report, notify: a.notify,
     sessionMode: a.sessionMode, maxRuns: a.maxRuns, overlap: a.overlap, catchUp: a.catchUp,
     reportTo: a.reportTo, reportAgent: a.reportAgent, reportModel: a.reportModel,
