@@ -167,6 +167,11 @@ export class RunRecorder {
         return false;
       }
       const lost = task ? undefined : this.lostHolder(run);
+      if (lost !== undefined && run.status === "starting" && run.firedBy === "webhook") {
+        // Its delivery is still unfired: the webhook source fires it again, so this row is only history (as RunLifecycle.abandonRun).
+        this.ctx.runs.move(run.id, "skipped", { skipReason: "interrupted", endedAt: clock.now(), summary: "OpenCode stopped before the run launched; the event is fired again", eventKey: undefined });
+        return false;
+      }
       if (lost !== undefined && run.status === "starting") {
         this.finish(run, { status: "error", error: `OpenCode stopped before the run started${lost ? ` (the process that claimed it, ${lost}, is gone or stopped renewing its claim)` : ""}` }, undefined);
         return false;
