@@ -42,10 +42,10 @@ export function checkExpect(expect: Expectation | undefined): Expectation | unde
  */
 export async function allowExpectCommand(command: string, call: CallContext, of: string, refused: string, description = `expect.command of ${of}`): Promise<void> {
   // Imported at the first command to judge: most processes never judge one, and every process pays for what the plugin imports.
-  const { bashPatterns } = await import("../approval/bash-patterns.ts");
-  const judged = await bashPatterns(command);
+  const { judgeCommand } = await import("../approval/bash-patterns.ts");
+  const judged = await judgeCommand(command);
   // A whole string would be matched by a prefix rule ("git *" matches "git x; rm -rf ~"): refuse instead.
-  if (!judged) throw new TaskError(`\`${command}\` is not a well-formed shell command (it runs with sh), so its parts cannot be put to the user's bash rules one by one: refused, and nothing was changed. Fix its quoting or syntax, and use POSIX sh ([ ] not [[ ]], > f 2>&1 not &> f, $( ) not nested backticks).`);
+  if ("refused" in judged) throw new TaskError(`\`${command}\` cannot be put to the user's bash rules part by part: ${judged.refused}. Refused, and nothing was changed.`);
   if (!call.ask) return;
   // One ask per simple command: a part the user's rules allow passes without a prompt, and a
   // prompt names only the part it is about (OpenCode shows every pattern of one request).

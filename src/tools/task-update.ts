@@ -48,7 +48,7 @@ export function taskUpdateTool({ automations, onCrash, hasWorkers }: AutomationT
       if (approving) await allowProposalCommands(automations, current, fields, call);
       else {
         await allowRunCommand(fields, call, "the automation is unchanged");
-        await allowStepCommands(fields.steps, call, "the automation is unchanged", current.steps);
+        await allowStepCommands(fields.steps, call, "the automation is unchanged", current.steps, stepsOf(automations, current));
       }
       const reportTo = args.report_here ? { sessionID: call.sessionID, agent: call.agent, model: call.model } : undefined;
       if (approving) {
@@ -88,6 +88,11 @@ function changedSinceApproval(current: Automation, next: ApprovedDefinition): st
 async function allowProposalCommands(automations: Automations, current: Automation, fields: Partial<AutomationFields>, call: CallContext): Promise<void> {
   const refused = "it stays a proposal, unchanged";
   await allowRunCommand({ expect: "expect" in fields ? fields.expect : current.expect }, call, refused);
-  await allowStepCommands(fields.steps ?? current.steps, call, refused);
+  await allowStepCommands(fields.steps ?? current.steps, call, refused, [], stepsOf(automations, current));
   await allowTriggerCommands(automations.catalog.triggers(current.id), call, refused);
+}
+
+/** What a step's prompt names: which automation, fired by what. */
+function stepsOf(automations: Automations, current: Automation): { title: string; triggers: string[] } {
+  return { title: current.title, triggers: automations.catalog.triggers(current.id).map((t) => describeTrigger(t.spec)) };
 }
