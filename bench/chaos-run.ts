@@ -14,7 +14,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { startStack, call, launchTask, toolOutputs, queryDb, waitUntil, type Stack } from "../test/harness/plugin-stack.ts";
 import { defaultResponder, isPluginNotice, lastUserText, messageText, startMockModel, type MockModel, type MockReply, type MockRequest } from "../test/harness/mock-model.ts";
 import { main as cli } from "../src/cli/main.ts";
-import { checkChaos, type ChaosObservation, type ChaosVerdict, type ChildRequest, type TaskRow } from "./chaos-check.ts";
+import { checkChaos, isClean, type ChaosObservation, type ChaosVerdict, type ChildRequest, type TaskRow } from "./chaos-check.ts";
 
 export type ChaosOptions = {
   processes: number; durationMs: number; tasks: number; automations: number; seed: number;
@@ -101,6 +101,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
   const slots: Array<Proc | undefined> = [];
   let generation = 0;
   let first: Proc | undefined;
+  let keep = false; // the database of a run that broke an invariant stays, for a post-mortem
 
   const start = async (slot: number): Promise<Proc> => {
     const mock = await startMockModel({ responder });
@@ -170,7 +171,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     log(`${iso()} chaos over: ${launched.length} launched, ${kills} kills; draining`);
     const checkedAt = await drain(dbPath, o.drainMs);
     const observation = await observe(dbPath, all, live()[0] ?? (await start(0)), launched, report, checkedAt, o);
-    return { verdict: checkChaos(observation), observation, kills, launchFailures, wallMs: Date.now() - started };
+    const verdict = checkChaos(observation);
+    if (!isClean(verdict)) keep = true;
+    return { verdict, observation, kills, launchFailures, wallMs: Date.now() - started };
   } finally {
     for (const proc of live().reverse()) {
       if (proc !== first) await proc.stack.stop().catch(() => undefined);
@@ -178,7 +181,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     if (first && !first.endedAt) await first.stack.stop().catch(() => undefined);
     else await first?.stack.server.removeDirs().catch(() => undefined);
     for (const proc of all) await proc.mock.close().catch(() => undefined);
-    rmSync(dir, { recursive: true, force: true });
+    if (keep) log(`kept the database for a post-mortem: ${dbPath}`);
+    else rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -17,6 +17,7 @@ describe("chaos: two processes on one database, killed at random", () => {
     const result = await runChaos({
       processes: 2, durationMs: 60_000, tasks: 24, automations: 3, automationEverySec: 10, seed,
       killEveryMs: 15_000, leaseMs: 3000, drainMs: 60_000, log: (line) => lines.push(line),
+      pluginDir: process.env.CHAOS_PLUGIN_DIR, // another commit's src, to see the run fail on it
     });
     const report = `seed ${seed}, ${result.kills} kills\n${formatVerdict(result.verdict)}\n${lines.join("\n")}`;
     assert.ok(result.kills >= 2, `the run killed at least twice\n${report}`);
