@@ -7,7 +7,8 @@ import type { CoreContext } from "./core-context.ts";
 import type { ParentNotifier } from "./parent-notifier.ts";
 import { interruptedLine } from "./notice-line.ts";
 
-type Parts = { ctx: CoreContext; life: TaskLifecycle; notifier: ParentNotifier };
+/** `start` gives a child its first prompt (the scheduler's start), for a launch cut off before it. */
+type Parts = { ctx: CoreContext; life: TaskLifecycle; notifier: ParentNotifier; start: (task: Task) => Promise<void> };
 
 export const CONTINUE_PROMPT =
   "OpenCode was restarted while you were working on this task. Continue where you left off and finish the task.";
@@ -40,6 +41,8 @@ async function recoverTask(parts: Parts, task: Task, onInterrupted: "resume" | "
     return;
   }
   const recent = await ctx.host.recentMessages(task.id, RECENT_MESSAGES);
+  // Its process died between storing the task and prompting the child: "continue" would be a task without its prompt.
+  if (recent.length === 0 && task.resumeCount === 0) return parts.start(task).catch((error) => ctx.log.error(`Could not start task ${task.id} that its process left unprompted`, error));
   if (abortedUnderUs(task, recent)) return handleInterrupted(parts, task, onInterrupted);
   const verdict = judgeCompletion(task, recent);
   if (verdict.kind === "completed" && life.waitsForOwnTasks(task)) return;

@@ -131,7 +131,7 @@ export class TaskManager<Hooks extends TaskHooks = TaskHooks> {
   async start(): Promise<void> {
     try {
       this.life.trackActive();
-      await recoverTasks({ ctx: this.ctx, life: this.life, notifier: this.notifier }, this.config.onInterrupted);
+      await recoverTasks(this.recoveryParts(), this.config.onInterrupted);
     } catch (error) {
       this.ctx.log.error("Recovering background tasks after a restart failed; polling will retry", error);
     }
@@ -146,6 +146,10 @@ export class TaskManager<Hooks extends TaskHooks = TaskHooks> {
    */
   onSweep(step: () => void | Promise<void>): void {
     this.sweep.add(step);
+  }
+
+  private recoveryParts() {
+    return { ctx: this.ctx, life: this.life, notifier: this.notifier, start: (task: Task) => this.scheduler.start(task) };
   }
 
   /** One claim sweep now (tests; the timer runs it every third of the lease). */
@@ -163,7 +167,7 @@ export class TaskManager<Hooks extends TaskHooks = TaskHooks> {
     for (const id of ownership.renew()) this.life.forget(id);
     const orphans = new Set(ownership.orphans(this.life.activeTasks()).map((t) => t.id));
     if (orphans.size === 0) return;
-    await recoverTasks({ ctx: this.ctx, life: this.life, notifier: this.notifier }, this.config.onInterrupted, (t) => orphans.has(t.id));
+    await recoverTasks(this.recoveryParts(), this.config.onInterrupted, (t) => orphans.has(t.id));
     this.poller.ensureRunning();
   }
 
@@ -172,7 +176,7 @@ export class TaskManager<Hooks extends TaskHooks = TaskHooks> {
    * when a worker answers again (a child its restart cut off is told to continue, or failed).
    */
   async recover(which: (task: Task) => boolean): Promise<void> {
-    await recoverTasks({ ctx: this.ctx, life: this.life, notifier: this.notifier }, this.config.onInterrupted, which);
+    await recoverTasks(this.recoveryParts(), this.config.onInterrupted, which);
   }
 
   /** The last store error while it is recent and no write has succeeded since (shown by background_list). */

@@ -111,6 +111,34 @@ describe("task ownership: several processes on one database", () => {
     t.managers.b.dispose();
   });
 
+  it("a launch cut off before its child got the prompt is started with the task's own prompt by the process that takes it over, not told to continue", async () => {
+    const t = twoProcesses();
+    await t.managers.b.start();
+    const task = await t.launchInA();
+    // A was killed between storing the task and prompting its child (seen in the chaos run): the child has no message.
+    t.managers.a.dispose = () => undefined;
+    (t.managers.a as unknown as { sweep: { stop(): void } }).sweep.stop();
+    (t.managers.a as unknown as { poller: { stop(): void } }).poller.stop();
+    const child = t.shared.sessions.get(task.id)!;
+    child.messages = [];
+    child.activity = "idle";
+    t.shared.prompts = t.shared.prompts.filter((p) => p.sessionID !== task.id);
+    t.driven.a.delete(task.id);
+    retireClaimer(t.claimers.a);
+    await t.clock.advance(10_000);
+    assert.deepEqual(t.continues(task.id), [], "nothing to continue: the child never had its task");
+    assert.deepEqual(t.shared.promptsTo(task.id).map((p) => p.text), ["p"], "B gave the child its prompt, once");
+    t.shared.setActivity(PARENT, "idle");
+    t.shared.finishRun(task.id, "done in B");
+    await flush();
+    await t.clock.advance(5_000);
+    const store = SqliteTaskStore.open({ path: join(dir, `owner-${n}.db`), projectId: "p" });
+    assert.equal(store.get(task.id)!.status, "completed");
+    assert.equal(store.get(task.id)!.result, "done in B");
+    store.close();
+    t.managers.b.dispose();
+  });
+
   it("a holder whose lease ran out (a stall, a clock jump) learns it lost the task at its next renewal and stops driving it", async () => {
     const t = twoProcesses();
     const task = await t.launchInA();
