@@ -1,6 +1,6 @@
 /**
  * Runs the benchmarks and prints each one's figures beside the baseline it measures in the same
- * run. `npm run bench` runs all; `npm run bench -- notify|fork|store|load|evidence|rss|shared-db|dashboard|automations|triggers|channels|steps|workers|cost` runs the ones named.
+ * run. `npm run bench` runs all but the two soaks; `npm run bench -- notify|fork|store|load|evidence|rss|shared-db|dashboard|automations|triggers|channels|steps|workers|worktrees|cost|steady|chaos` runs the ones named.
  * The store and shared-db run twice: under Node (better-sqlite3, as the CLI) and under Bun
  * (bun:sqlite, as inside OpenCode).
  */
@@ -81,7 +81,9 @@ if (unknown.length > 0) {
   console.error(`Unknown benchmark(s): ${unknown.join(", ")}. Choose from: ${Object.keys(benches).join(", ")}.`);
   process.exit(2);
 }
-for (const name of chosen.length > 0 ? chosen : Object.keys(benches)) {
+// The soaks hold the machine for half an hour each: they run when named.
+const SOAKS = new Set(["steady", "chaos"]);
+for (const name of chosen.length > 0 ? chosen : Object.keys(benches).filter((b) => !SOAKS.has(b))) {
   console.log(`\n===== ${name} =====`);
   await benches[name]();
 }
