@@ -551,6 +551,14 @@ export const MIGRATIONS: readonly Migration[] = [
           AND trim(json_extract(approved, '$.definition.prompt')) <> '';
     `,
   },
+  {
+    version: 32,
+    name: "the run claims index holds active runs only (an ended run keeps its last holder, and the index cost every run ~77 bytes)",
+    sql: `
+      DROP INDEX automation_runs_claimed;
+      CREATE INDEX automation_runs_claimed ON automation_runs (project_id, claimed_by) WHERE status IN ('starting', 'running');
+    `,
+  },
 ];
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (
