@@ -84,7 +84,9 @@ export class Conversation {
   private async approve(fromEvent: number): Promise<void> {
     const asked = await waitForPermission(this.stack, this.parentID, fromEvent);
     const triggers = Array.isArray(asked.metadata?.triggers) ? ` (${asked.metadata.triggers.join(", ")})` : "";
-    this.timeline.step(`${yellow("OpenCode asks the user")}: permission ${asked.permission} for "${asked.patterns.join(", ")}"${triggers}`);
+    // The pattern is the automation's approved version (id@v<n>-<hash>): "always" covers that version, never its title.
+    const title = typeof asked.metadata?.title === "string" ? asked.metadata.title : asked.patterns.join(", ");
+    this.timeline.step(`${yellow("OpenCode asks the user")}: permission ${asked.permission} for "${title}"${triggers}, version ${asked.patterns.join(", ")}`);
     await answerPermission(this.stack, asked.id, "once");
     this.timeline.step(`${green("the user approved it")} (the demo answered "once" through the server's permission API, as the TUI would)`);
   }
