@@ -14,6 +14,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { startStack, call, launchTask, toolOutputs, queryDb, waitUntil, type Stack } from "../test/harness/plugin-stack.ts";
 import { defaultResponder, isPluginNotice, lastUserText, messageText, startMockModel, type MockModel, type MockReply, type MockRequest } from "../test/harness/mock-model.ts";
 import { main as cli } from "../src/cli/main.ts";
+import { seededRandom } from "../test/helpers/synthetic-history.ts";
 import { checkChaos, isClean, type ChaosObservation, type ChaosVerdict, type ChildRequest, type TaskRow } from "./chaos-check.ts";
 
 export type ChaosOptions = {
@@ -36,18 +37,6 @@ export type ChaosResult = { verdict: ChaosVerdict; observation: ChaosObservation
 type Proc = { name: string; stack: Stack; mock: MockModel; startedAt: number; endedAt?: number };
 const CHILD_SCRIPT = /CHAOS (T\d+) (ok|fail|flaky) (\d+)(?: (\d+))?/;
 const RUN_CONTEXT = /\[Automation "[^"]*" \((\w+)\), run #(\d+)/;
-
-/** Deterministic randomness from the seed (mulberry32). */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const firstUserText = (req: MockRequest) => {
   const first = req.body.messages.find((m) => m.role === "user");
@@ -92,7 +81,7 @@ export function expectedOf(prompt: string): TaskRow["expected"] | undefined {
 
 export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
   const log = o.log ?? (() => undefined);
-  const random = seeded(o.seed);
+  const random = seededRandom(o.seed);
   const started = Date.now();
   const dir = mkdtempSync(join(tmpdir(), "chaos-"));
   const dbPath = join(dir, "errands.db");
